@@ -1,0 +1,309 @@
+// The App: options, startup compilation onto the uWS router, listen and graceful close.
+import { HttpError } from './errors.ts';
+import { silentLogger, type Logger } from './logger.ts';
+import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from './path.ts';
+import { compileRoute, type RouteSpec } from './dispatch.ts';
+import type { Request } from './request.ts';
+import type { Response } from './response.ts';
+import { Router, type MiddlewareRecord, type RouteRecord } from './router.ts';
+import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
+import { InflightTracker } from './tracker.ts';
+import type { ErrorHandler, Handler, HttpMethod, Middleware, NotFoundHandler } from './types.ts';
+import { loadUws, type UwsApp, type UwsListenSocket, type UwsRequest, type UwsResponse } from './uws.ts';
+
+export interface AppOptions {
+  /** Largest request body in bytes; 413 past it. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Secret(s) for signed cookies. The first signs; all verify (rotation). */
+  cookieSecret?: string | string[];
+  /** How far to trust X-Forwarded-For / X-Forwarded-Proto. Default false. */
+  trustProxy?: TrustProxy;
+  /** pino-compatible logger. Default: silent. */
+  logger?: Logger;
+  /** Milliseconds before a request nobody answered gets 503. Default 30 000; 0 disables. */
+  requestTimeout?: number;
+  /**
+   * Largest request head (request line + headers) uWS accepts; 431 past it. Process-wide:
+   * the first App sets it. Default 16 KiB (uWS alone: 4 KiB).
+   */
+  maxHeaderSize?: number;
+  /** `/users/` vs `/users`: 'ignore' (both match, default), 'strict', or 'redirect' (308 to the declared form). */
+  trailingSlash?: 'ignore' | 'strict' | 'redirect';
+  /** Include error messages and stacks in 500 answers. Default: NODE_ENV === 'development'. */
+  exposeErrors?: boolean;
+}
+
+export interface ListenOptions {
+  port?: number;
+  host?: string;
+}
+
+export interface Server {
+  readonly port: number;
+  readonly host: string;
+  /** Stops accepting, lets in-flight requests finish (up to `timeout` ms, default 10 s), then closes every connection. */
+  close(options?: { timeout?: number }): Promise<void>;
+}
+
+const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options' } as const;
+
+interface FlatRoute {
+  record: RouteRecord;
+  pattern: Pattern;
+  middleware: Handler<any>[];
+  errorHandlers: ErrorHandler[];
+}
+
+interface ScopedMiddleware {
+  prefix: string | null; // absolute; null = unconditional within its router
+  handlers: Middleware[];
+}
+
+export class App extends Router {
+  /** @internal */ readonly _settings: Settings;
+  private readonly trailingSlash: 'ignore' | 'strict' | 'redirect';
+  private readonly maxHeaderSize: number | undefined;
+  private notFoundHandler: NotFoundHandler | undefined;
+  private closeHooks: (() => unknown)[] = [];
+  private uws: UwsApp | undefined;
+  private tracker = new InflightTracker();
+  private server: Server | undefined;
+
+  constructor(options: AppOptions = {}) {
+    super();
+    const o = options;
+    if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit >= 0)) throw new TypeError('bodyLimit must be a non-negative integer');
+    if (o.requestTimeout !== undefined && !(Number.isFinite(o.requestTimeout) && o.requestTimeout >= 0)) throw new TypeError('requestTimeout must be >= 0 ms');
+    if (o.maxHeaderSize !== undefined && !(Number.isInteger(o.maxHeaderSize) && o.maxHeaderSize >= 1024 && o.maxHeaderSize <= 1 << 20)) {
+      throw new TypeError('maxHeaderSize must be an integer from 1024 to 1048576 bytes');
+    }
+    if (o.trailingSlash !== undefined && !['ignore', 'strict', 'redirect'].includes(o.trailingSlash)) throw new TypeError("trailingSlash must be 'ignore', 'strict' or 'redirect'");
+    const secrets = o.cookieSecret === undefined ? [] : Array.isArray(o.cookieSecret) ? o.cookieSecret : [o.cookieSecret];
+    if (secrets.some((s) => typeof s !== 'string' || s.length === 0)) throw new TypeError('cookieSecret must be a non-empty string or array of them');
+    const tp = o.trustProxy ?? false;
+    if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
+    this._settings = {
+      bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      cookieSecrets: secrets,
+      trustProxy: tp,
+      logger: o.logger ?? silentLogger,
+      requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
+      exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
+      draining: false,
+    };
+    this.trailingSlash = o.trailingSlash ?? 'ignore';
+    this.maxHeaderSize = o.maxHeaderSize;
+  }
+
+  get logger(): Logger {
+    return this._settings.logger;
+  }
+
+  /** Answers requests no route matched. Default: 404 `{ "error": "Not Found" }`. App middleware runs first. */
+  notFound(handler: NotFoundHandler): this {
+    if (typeof handler !== 'function') throw new TypeError('notFound() needs a function');
+    this.notFoundHandler = handler;
+    return this;
+  }
+
+  /** Runs once when the server closes, after in-flight requests finished. */
+  onClose(hook: () => unknown): this {
+    this.closeHooks.push(hook);
+    return this;
+  }
+
+  /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
+  listen(port: number | ListenOptions = 0, host?: string): Promise<Server> {
+    const opts = typeof port === 'number' ? { port, host } : port;
+    const p = opts.port ?? 0;
+    const h = opts.host ?? host ?? '0.0.0.0';
+    if (!Number.isInteger(p) || p < 0 || p > 65535) return Promise.reject(new TypeError(`Invalid port ${p}`));
+    if (this.server) return Promise.reject(new Error('This app is already listening'));
+    const uws = (this.uws ??= this.compile());
+    return new Promise((resolve, reject) => {
+      uws.listen(h, p, (socket) => {
+        if (!socket) {
+          reject(new Error(`Could not listen on ${h}:${p} (address in use or not available)`));
+          return;
+        }
+        const server = this.makeServer(socket, h);
+        this.server = server;
+        this.logger.info({ host: h, port: server.port }, 'listening');
+        resolve(server);
+      });
+    });
+  }
+
+  private makeServer(socket: UwsListenSocket, host: string): Server {
+    const uwsModule = loadUws();
+    const port = uwsModule.us_socket_local_port(socket);
+    let closing: Promise<void> | undefined;
+    return {
+      port,
+      host,
+      close: (options = {}) =>
+        (closing ??= (async () => {
+          uwsModule.us_listen_socket_close(socket);
+          this._settings.draining = true;
+          const timeout = options.timeout ?? 10_000;
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = await Promise.race([
+            this.tracker.whenIdle().then(() => false),
+            new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
+          ]);
+          clearTimeout(timer);
+          if (timedOut) {
+            this.logger.warn({ inflight: this.tracker.size }, 'close timeout: dropping in-flight requests');
+            this.tracker.destroyAll();
+          }
+          this.uws?.close();
+          for (const hook of this.closeHooks) {
+            try {
+              await hook();
+            } catch (err) {
+              this.logger.error({ err }, 'onClose hook failed');
+            }
+          }
+        })()),
+    };
+  }
+
+  // ----- startup compilation -----------------------------------------------------------
+
+  /** Flattens routers, compiles every chain once, and registers it with the uWS router. */
+  private compile(): UwsApp {
+    const uws = loadUws(this.maxHeaderSize).App();
+    const ctx = { settings: this._settings, tracker: this.tracker, tls: false };
+    const routes: FlatRoute[] = [];
+    this.flatten(this, '', [], [], routes);
+    const appMiddleware = this._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
+    const appErrors = this._errorHandler ? [this._errorHandler] : [];
+
+    // Group by uWS pattern so 405/OPTIONS answers know every method of a path.
+    const byPattern = new Map<string, { methods: Set<string>; hasAny: boolean }>();
+    const register = (method: HttpMethod | null, path: string, spec: RouteSpec) => {
+      const answersHead = method === 'GET';
+      const handler = compileRoute({ ...spec, pattern: { ...spec.pattern, path } }, ctx, answersHead);
+      if (method === null) uws.any(path, handler);
+      else {
+        uws[UWS_METHOD[method]](path, handler);
+        if (answersHead) uws.head(path, handler);
+      }
+      const entry = byPattern.get(path) ?? { methods: new Set<string>(), hasAny: false };
+      if (method === null) entry.hasAny = true;
+      else {
+        entry.methods.add(method);
+        if (answersHead) entry.methods.add('HEAD');
+      }
+      byPattern.set(path, entry);
+    };
+
+    // Explicit HEAD routes win over the HEAD a GET answers: register them first.
+    const ordered = [...routes].sort((a, b) => Number(b.record.method === 'HEAD') - Number(a.record.method === 'HEAD'));
+    for (const r of ordered) {
+      const spec = this.specFor(r);
+      for (const variant of this.pathVariants(r.pattern.path)) {
+        if (variant.redirect) uws.any(variant.path, redirectToggleSlash);
+        else register(r.record.method, variant.path, spec);
+      }
+    }
+
+    // Paths with some methods: OPTIONS → 204 with Allow, anything else → 405.
+    for (const [path, entry] of byPattern) {
+      if (entry.hasAny) continue;
+      const allow = [...entry.methods, ...(entry.methods.has('OPTIONS') ? [] : ['OPTIONS'])].join(', ');
+      const pattern = parsePattern(path);
+      const handler: Handler<any> = (req, res) => {
+        res.header('allow', allow);
+        if (req.method === 'OPTIONS') return res.status(204).end();
+        throw new HttpError(405, `Method ${req.method} not allowed on ${req.path}`, { headers: { allow } });
+      };
+      const spec = this.virtualSpec(pattern, appMiddleware, appErrors, handler);
+      uws.any(path, compileRoute(spec, ctx, false));
+    }
+
+    // Everything else: the not-found handler, behind the app's middleware.
+    if (!byPattern.get('/*')?.hasAny) {
+      const notFound = this.notFoundHandler;
+      const handler: Handler<any> = notFound
+        ? (req, res) => notFound(req, res)
+        : (req) => {
+            throw new HttpError(404, `Cannot ${req.method} ${req.path}`);
+          };
+      uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx, false));
+    }
+    return uws;
+  }
+
+  private flatten(router: Router, prefix: string, inherited: ScopedMiddleware[], errors: ErrorHandler[], out: FlatRoute[]): void {
+    const scoped = [...inherited, ...router._middleware.map((m: MiddlewareRecord) => ({ prefix: m.prefix === null ? null : joinPaths(prefix, m.prefix), handlers: m.handlers }))];
+    const errorChain = router._errorHandler ? [router._errorHandler, ...errors] : errors;
+    for (const record of router._routes) {
+      const pattern = parsePattern(joinPaths(prefix, record.path));
+      out.push({ record, pattern, middleware: middlewareFor(pattern, scoped), errorHandlers: errorChain });
+    }
+    for (const child of router._children) this.flatten(child.router, joinPaths(prefix, child.prefix), scoped, errorChain, out);
+  }
+
+  private specFor(r: FlatRoute): RouteSpec {
+    const o = r.record.options;
+    return {
+      method: r.record.method,
+      pattern: r.pattern,
+      middleware: r.middleware,
+      handlers: r.record.handlers,
+      schemas: { params: o.params, query: o.query, body: o.body, headers: o.headers, cookies: o.cookies },
+      consumes: o.consumes ?? ['json'],
+      bodyLimit: o.bodyLimit ?? this._settings.bodyLimit,
+      timeout: o.timeout ?? this._settings.requestTimeout,
+      errorHandlers: r.errorHandlers,
+    };
+  }
+
+  private virtualSpec(pattern: Pattern, mw: ScopedMiddleware[], errors: ErrorHandler[], handler: Handler<any>): RouteSpec {
+    return {
+      method: null,
+      pattern,
+      middleware: middlewareFor(pattern, mw),
+      handlers: [handler],
+      schemas: {},
+      consumes: ['json'],
+      bodyLimit: this._settings.bodyLimit,
+      timeout: this._settings.requestTimeout,
+      errorHandlers: errors,
+    };
+  }
+
+  /** The uWS patterns one declared path occupies under the trailing-slash policy. */
+  private pathVariants(path: string): { path: string; redirect?: true }[] {
+    if (path === '/' || path.endsWith('*') || this.trailingSlash === 'strict') return [{ path }];
+    const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+    if (this.trailingSlash === 'ignore') return [{ path }, { path: other }];
+    return [{ path }, { path: other, redirect: true }];
+  }
+}
+
+/** Middleware that applies to a route, with a runtime path check only where a :param overlaps the prefix. */
+function middlewareFor(pattern: Pattern, scoped: ScopedMiddleware[]): Handler<any>[] {
+  const out: Handler<any>[] = [];
+  for (const m of scoped) {
+    const applies = m.prefix === null ? 'always' : prefixApplies(m.prefix, pattern);
+    if (applies === 'never') continue;
+    for (const h of m.handlers) {
+      if (applies === 'always') out.push(h);
+      else {
+        const prefix = m.prefix!;
+        out.push((req: Request<any>, res: Response, next) => (pathInPrefix(req.path, prefix) ? h(req, res, next) : next()));
+      }
+    }
+  }
+  return out;
+}
+
+/** 308 (method-preserving) to the same URL with its trailing slash added or removed. */
+function redirectToggleSlash(res: UwsResponse, req: UwsRequest): void {
+  const url = req.getUrl();
+  const target = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
+  const q = req.getQuery();
+  res.writeStatus('308 Permanent Redirect').writeHeader('location', q ? `${target}?${q}` : target).end();
+}

@@ -1,0 +1,13 @@
+export { App, type AppOptions, type ListenOptions, type Server } from './app.ts';
+export { Router, type RouteMethod } from './router.ts';
+export { Request, type Locals } from './request.ts';
+export { Response, EventStream, type Body, type StreamSource } from './response.ts';
+export { HttpError, ValidationError, type ValidationIssue, type ValidationTarget } from './errors.ts';
+export { ClientAbortError } from './body.ts';
+export { jsonLogger, silentLogger, type Logger } from './logger.ts';
+export { parseCookies, serializeCookie, signCookieValue, unsignCookieValue, type CookieOptions } from './cookies.ts';
+export { parseQuery, type QueryRecord, type QueryValue } from './query.ts';
+export type { PathParams } from './path.ts';
+export type { TrustProxy } from './settings.ts';
+export type { Schema, Infer } from './validation.ts';
+export type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, Next, NotFoundHandler, RequestFor, RouteOptions, RouteTypes } from './types.ts';

@@ -1,0 +1,23 @@
+import type { Logger } from './logger.ts';
+
+/**
+ * Which hops of X-Forwarded-For to believe: false (none: the socket address), true (all:
+ * the leftmost entry), a number of trusted proxies in front of us, or a predicate on each
+ * address from the right.
+ */
+export type TrustProxy = boolean | number | ((address: string, hop: number) => boolean);
+
+/** App-wide settings every request reads, resolved once from AppOptions. */
+export interface Settings {
+  bodyLimit: number;
+  cookieSecrets: readonly string[];
+  trustProxy: TrustProxy;
+  logger: Logger;
+  requestTimeout: number;
+  exposeErrors: boolean;
+  /** Set while the server shuts down: answers close their connection. */
+  draining: boolean;
+}
+
+export const DEFAULT_BODY_LIMIT = 1 << 20;
+export const DEFAULT_REQUEST_TIMEOUT = 30_000;
