@@ -156,7 +156,8 @@ function main() {
   }
   const before = tryLoad(pkgDir, root);
   if (before === '') {
-    console.log('[uws-glibc-compat] uWebSockets.js loads as shipped; nothing to do');
+    const patched = readdirSync(pkgDir).some((f) => f.endsWith(BACKUP_SUFFIX));
+    console.log(`[uws-glibc-compat] uWebSockets.js loads${patched ? ' (already patched earlier)' : ' as shipped'}; nothing to do`);
     return;
   }
   if (!before.includes(`${NEEDED}' not found`)) {

@@ -95,6 +95,11 @@ export class App extends Router {
     this.maxHeaderSize = o.maxHeaderSize;
   }
 
+  /** Requests that outlived their uWS callback and have not finished yet. */
+  get inflight(): number {
+    return this.tracker.size;
+  }
+
   get logger(): Logger {
     return this._settings.logger;
   }
@@ -181,8 +186,10 @@ export class App extends Router {
 
     // Group by uWS pattern so 405/OPTIONS answers know every method of a path.
     const byPattern = new Map<string, { methods: Set<string>; hasAny: boolean }>();
+    const explicitHead = new Set<string>();
+    for (const r of routes) if (r.record.method === 'HEAD') for (const v of this.pathVariants(r.pattern.path)) explicitHead.add(v.path);
     const register = (method: HttpMethod | null, path: string, spec: RouteSpec) => {
-      const answersHead = method === 'GET';
+      const answersHead = method === 'GET' && !explicitHead.has(path);
       const handler = compileRoute({ ...spec, pattern: { ...spec.pattern, path } }, ctx, answersHead);
       if (method === null) uws.any(path, handler);
       else {
@@ -193,14 +200,12 @@ export class App extends Router {
       if (method === null) entry.hasAny = true;
       else {
         entry.methods.add(method);
-        if (answersHead) entry.methods.add('HEAD');
+        if (method === 'GET') entry.methods.add('HEAD');
       }
       byPattern.set(path, entry);
     };
 
-    // Explicit HEAD routes win over the HEAD a GET answers: register them first.
-    const ordered = [...routes].sort((a, b) => Number(b.record.method === 'HEAD') - Number(a.record.method === 'HEAD'));
-    for (const r of ordered) {
+    for (const r of routes) {
       const spec = this.specFor(r);
       for (const variant of this.pathVariants(r.pattern.path)) {
         if (variant.redirect) uws.any(variant.path, redirectToggleSlash);

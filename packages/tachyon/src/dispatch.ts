@@ -76,7 +76,8 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, answersHead: bool
       route.fail(err, req, res);
     }
     res._sync = false;
-    if (res._state === 0) goAsync(req, res, route, ures);
+    // Still open, or streaming: the request outlives this callback.
+    if (res._state < 2) goAsync(req, res, route, ures);
   };
 }
 
@@ -84,7 +85,7 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, answersHead: bool
 function goAsync(req: Request<any>, res: Response, route: CompiledRoute, ures: UwsResponse): void {
   req._snapshot();
   ures.onAborted(() => res._abort());
-  if (route.timeout > 0) res._deadline = Date.now() + route.timeout;
+  if (route.timeout > 0 && !res.headersSent) res._deadline = Date.now() + route.timeout;
   route.tracker.track(res);
 }
 

@@ -42,6 +42,7 @@ export class Router {
   private route(method: HttpMethod | null): RouteMethod<this> {
     return ((path: string, ...rest: unknown[]) => {
       parsePattern(path); // fail at declaration, not at startup
+      if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       const options = typeof rest[0] === 'function' ? {} : (rest.shift() as RouteOptions);
       if (typeof options !== 'object' || options === null) throw new TypeError(`Route options for ${path} must be an object`);
       checkOptions(path, options);

@@ -1,0 +1,66 @@
+// The hello example: routes, validation, cookies, streaming and a static page.
+// Run it with `npm start` from the repository root; PORT defaults to 3000.
+import { readFileSync } from 'node:fs';
+import { App, HttpError, Router, jsonLogger } from 'tachyon';
+import { z } from 'zod';
+
+const page = readFileSync(new URL('./public/index.html', import.meta.url), 'utf8');
+const users = new Map<number, { id: number; name: string }>([[1, { id: 1, name: 'Ada' }]]);
+
+const app = new App({
+  cookieSecret: process.env.COOKIE_SECRET ?? 'dev-only-secret-change-me',
+  logger: jsonLogger(process.env.LOG_LEVEL === 'debug' ? 'debug' : 'info'),
+});
+
+app.use((req, res, next) => {
+  res.header('x-served-by', 'tachyon');
+  return next();
+});
+
+app.get('/', (req, res) => res.html(page));
+
+const api = new Router();
+api.get('/hello', { query: z.object({ name: z.string().max(40).default('world') }) }, (req) => ({ message: `Hello, ${req.query.name}!` }));
+
+api.get('/users/:id', { params: z.object({ id: z.coerce.number().int().positive() }) }, (req) => {
+  const user = users.get(req.params.id);
+  if (!user) throw new HttpError(404, `No user ${req.params.id}`);
+  return user;
+});
+
+api.post('/users', { body: z.object({ name: z.string().trim().min(1).max(40) }) }, (req, res) => {
+  const user = { id: users.size + 1, name: req.body.name };
+  users.set(user.id, user);
+  res.status(201).json(user);
+});
+
+api.post('/login', { body: z.object({ name: z.string().trim().min(1).max(40) }) }, (req, res) => {
+  res.cookie('session', req.body.name, { signed: true, httpOnly: true, sameSite: 'lax', maxAge: 3600 });
+  return { ok: true };
+});
+api.get('/me', (req) => {
+  const name = req.signedCookies.session;
+  if (!name) throw new HttpError(401, 'Not logged in (or the cookie was tampered with)');
+  return { name };
+});
+api.post('/logout', (req, res) => {
+  res.clearCookie('session');
+  return { ok: true };
+});
+
+api.get('/clock', (req, res) => {
+  const events = res.sse();
+  const tick = () => events.send({ now: new Date().toISOString() }, { event: 'tick' });
+  tick();
+  const timer = setInterval(() => (events.open ? tick() : clearInterval(timer)), 1000);
+  req.signal.addEventListener('abort', () => clearInterval(timer));
+});
+
+app.attach('/api', api);
+
+const server = await app.listen(Number(process.env.PORT ?? 3000));
+console.log(`Tachyon hello example on http://localhost:${server.port}`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void server.close({ timeout: 5000 }).then(() => process.exit(0)));
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// `npm test`: build, type tests, then every test file with Node's test runner.
+import { spawnSync } from 'node:child_process';
+
+const run = (cmd, args) => {
+  console.log(`\n$ ${[cmd, ...args].join(' ')}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+};
+
+console.log(`node ${process.version} (${process.execPath})`);
+run('tsc', ['-b', 'packages/tachyon']);
+run('tsc', ['-p', 'packages/tachyon/test-types']);
+run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/*.test.ts', 'scripts/*.test.mjs', ...process.argv.slice(2)]);
