@@ -525,7 +525,7 @@ function summarize(results, opts) {
 const fmtInt = (n) => (n === undefined ? '—' : Math.round(n).toLocaleString('en-US'));
 const fmtMs = (n) => (n === undefined ? '—' : n < 1 ? `${(n * 1000).toFixed(0)} µs` : `${n.toFixed(2)} ms`);
 const fmtX = (n) => (n === undefined ? '—' : `${n.toFixed(2)}×`);
-const fmtPct = (n) => (n === undefined ? '?' : `${Math.round(n * 100)}%`);
+const fmtPct = (n) => (n === undefined ? '?' : `${Math.floor(n * 100)}%`); // floor: 94.8% must not read as the 95% threshold
 
 function printTable(rows) {
   const header = ['scenario', 'server', 'req/s (median)', 'p99', 'CPU µs/req', '× uWS', '× Express', 'flags'];

@@ -124,7 +124,12 @@ export class App extends Router {
     const h = opts.host ?? host ?? '0.0.0.0';
     if (!Number.isInteger(p) || p < 0 || p > 65535) return Promise.reject(new TypeError(`Invalid port ${p}`));
     if (this.server) return Promise.reject(new Error('This app is already listening'));
-    const uws = (this.uws ??= this.compile());
+    let uws: UwsApp;
+    try {
+      uws = this.uws ??= this.compile();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise((resolve, reject) => {
       uws.listen(h, p, (socket) => {
         if (!socket) {
@@ -189,12 +194,11 @@ export class App extends Router {
     const explicitHead = new Set<string>();
     for (const r of routes) if (r.record.method === 'HEAD') for (const v of this.pathVariants(r.pattern.path)) explicitHead.add(v.path);
     const register = (method: HttpMethod | null, path: string, spec: RouteSpec) => {
-      const answersHead = method === 'GET' && !explicitHead.has(path);
-      const handler = compileRoute({ ...spec, pattern: { ...spec.pattern, path } }, ctx, answersHead);
-      if (method === null) uws.any(path, handler);
+      const routeSpec = { ...spec, pattern: { ...spec.pattern, path } };
+      if (method === null) uws.any(path, compileRoute(routeSpec, ctx));
       else {
-        uws[UWS_METHOD[method]](path, handler);
-        if (answersHead) uws.head(path, handler);
+        uws[UWS_METHOD[method]](path, compileRoute(routeSpec, ctx));
+        if (method === 'GET' && !explicitHead.has(path)) uws.head(path, compileRoute(routeSpec, ctx, true));
       }
       const entry = byPattern.get(path) ?? { methods: new Set<string>(), hasAny: false };
       if (method === null) entry.hasAny = true;
@@ -224,7 +228,7 @@ export class App extends Router {
         throw new HttpError(405, `Method ${req.method} not allowed on ${req.path}`, { headers: { allow } });
       };
       const spec = this.virtualSpec(pattern, appMiddleware, appErrors, handler);
-      uws.any(path, compileRoute(spec, ctx, false));
+      uws.any(path, compileRoute(spec, ctx));
     }
 
     // Everything else: the not-found handler, behind the app's middleware.
@@ -235,7 +239,7 @@ export class App extends Router {
         : (req) => {
             throw new HttpError(404, `Cannot ${req.method} ${req.path}`);
           };
-      uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx, false));
+      uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx));
     }
     return uws;
   }

@@ -51,8 +51,11 @@ export interface Dispatcher {
   tls: boolean;
 }
 
-/** Builds the uWS callback for one route (called once per route at startup). */
-export function compileRoute(spec: RouteSpec, ctx: Dispatcher, answersHead: boolean): UwsHandler {
+/**
+ * Builds the uWS callback for one route (called once per route at startup). `head` compiles
+ * the variant a GET route registers for HEAD, so no request pays for a method check.
+ */
+export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): UwsHandler {
   const { settings, tracker } = ctx;
   const route = new CompiledRoute(spec, settings, tracker);
   const chain = composeChain(spec, route);
@@ -63,11 +66,11 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, answersHead: bool
   const bodyLimit = spec.bodyLimit;
   const tls = ctx.tls;
 
+  const method = head ? 'HEAD' : fixedMethod;
+
   return (ures: UwsResponse, ureq: UwsRequest) => {
-    const head = answersHead && ureq.getMethod() === 'head';
     const res = new Response(ures, settings, route, head, tls);
-    const method = fixedMethod === null || head ? ureq.getCaseSensitiveMethod() : fixedMethod;
-    const req = new Request(ureq, res, method, settings, bodyLimit);
+    const req = new Request(ureq, res, method ?? ureq.getCaseSensitiveMethod(), settings, bodyLimit);
     res._req = req;
     try {
       if (hasParams) req.params = readParams(ureq, paramNames, wildcardAt) as never;

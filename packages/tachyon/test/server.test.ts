@@ -92,7 +92,7 @@ describe('header size limit', () => {
       const r = await fetch('http://127.0.0.1:' + s.port + '/', { headers: { 'x-big': 'a'.repeat(40 * 1024) } });
       console.log(r.status, await r.text());
       let second = 'none';
-      try { new App({ maxHeaderSize: 8192 }).get('/', () => 1).listen(0); } catch (e) { second = e.message; }
+      try { await new App({ maxHeaderSize: 8192 }).get('/', () => 1).listen(0); } catch (e) { second = e.message; }
       console.log(second);
       await s.close();`;
     const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
