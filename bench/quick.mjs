@@ -21,6 +21,19 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+
+// Always measure on the repository's pinned Node (the `node` devDependency): peers differ
+// by up to 4x between Node majors (Express on Node 20 vs 24), so a stray system Node would
+// make the figures meaningless. Re-run ourselves with it when started with another one.
+{
+  const pinned = path.join(BENCH_DIR, '..', 'node_modules', 'node', 'bin', 'node');
+  const pinnedVersion = existsSync(pinned) ? JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version : null;
+  if (pinnedVersion && process.versions.node !== pinnedVersion) {
+    console.log(`(re-running with the pinned Node ${pinnedVersion}; this is ${process.version})`);
+    const r = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+    process.exit(r.status ?? 1);
+  }
+}
 const REPO_DIR = path.resolve(BENCH_DIR, '..');
 const SERVERS_DIR = path.join(BENCH_DIR, 'servers');
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');

@@ -35,6 +35,8 @@ export function portFromEnv() {
 /** Tells the harness we are up. Must be the only `READY` line on stdout. */
 export function ready(port) {
   process.stdout.write(`READY ${port}\n`);
+  // A clean exit on SIGINT lets `node --cpu-prof` write its profile (bench/profile.mjs).
+  process.once('SIGINT', () => process.exit(0));
   // Under the harness, stdin is a pipe from it: if the harness dies without
   // killing us (SIGKILL, crash), the pipe closes and we exit instead of leaking.
   if (process.env.BENCH_HARNESS === '1') {

@@ -1,4 +1,5 @@
 // RFC 6265 cookies: parsing, serializing and HMAC-SHA256 signing with secret rotation.
+import { dict } from './dict.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export interface CookieOptions {
@@ -23,7 +24,7 @@ const ATTRIBUTE_VALUE = /^[\x20-\x3A\x3C-\x7E]*$/;
 
 /** Parses a Cookie header into a prototype-free record. First occurrence of a name wins. */
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
+  const out: Record<string, string> = dict();
   if (!header) return out;
   let start = 0;
   const len = header.length;

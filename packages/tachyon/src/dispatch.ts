@@ -8,6 +8,7 @@
 // returns with the response still open, the request goes async: we snapshot the uWS
 // request, register onAborted and start the timeout clock, all before uWS regains control.
 import { bodyKind, parseJson } from './body.ts';
+import { dict } from './dict.ts';
 import { HttpError, ValidationError } from './errors.ts';
 import { parseQuery, decodeComponent } from './query.ts';
 import { Request } from './request.ts';
@@ -288,35 +289,46 @@ function validationStep(spec: RouteSpec, rest: Step, route: CompiledRoute): Step
   const consumes = spec.consumes;
 
   return (req, res) => {
-    let pending: Promise<unknown> | undefined;
+    let pending: Promise<unknown>[] | undefined;
     try {
-      if (params) pending = apply(pending, params(req.params), (v) => (req.params = v));
-      if (query) pending = apply(pending, query(req.query), (v) => (req.query = v as never));
-      if (headers) pending = apply(pending, headers(req.headers), (v) => (req.headers = v as never));
-      if (cookies) pending = apply(pending, cookies(req.cookies), (v) => (req.cookies = v as never));
-      if (body) {
-        const bodyDone = readBody(req, consumes).then((raw) => body(raw)).then((v) => (req.body = v as never));
-        pending = pending ? Promise.all([pending, bodyDone]) : bodyDone;
+      // Zod and most validators answer synchronously: assign directly, no closure.
+      if (params) {
+        const out = params(req.params);
+        if (isPromise(out)) (pending ??= []).push(assignLater(req, 'params', out));
+        else req.params = out as never;
       }
+      if (query) {
+        const out = query(req.query);
+        if (isPromise(out)) (pending ??= []).push(assignLater(req, 'query', out));
+        else req.query = out as never;
+      }
+      if (headers) {
+        const out = headers(req.headers);
+        if (isPromise(out)) (pending ??= []).push(assignLater(req, 'headers', out));
+        else req.headers = out as never;
+      }
+      if (cookies) {
+        const out = cookies(req.cookies);
+        if (isPromise(out)) (pending ??= []).push(assignLater(req, 'cookies', out));
+        else req.cookies = out as never;
+      }
+      if (body) (pending ??= []).push(assignLater(req, 'body', readBody(req, consumes).then(body)));
     } catch (err) {
       route.fail(err, req, res);
       return undefined;
     }
     if (pending === undefined) return rest(req, res);
-    return pending.then(
+    return (pending.length === 1 ? pending[0]! : Promise.all(pending)).then(
       () => rest(req, res),
       (err) => route.fail(err, req, res),
     );
   };
 }
 
-function apply(pending: Promise<unknown> | undefined, result: unknown, set: (v: unknown) => void): Promise<unknown> | undefined {
-  if (isPromise(result)) {
-    const p = Promise.resolve(result).then(set);
-    return pending ? Promise.all([pending, p]) : p;
-  }
-  set(result);
-  return pending;
+function assignLater(req: Request<any>, key: 'params' | 'query' | 'headers' | 'cookies' | 'body', result: PromiseLike<unknown>): Promise<void> {
+  return Promise.resolve(result).then((value) => {
+    (req as unknown as Record<string, unknown>)[key] = value;
+  });
 }
 
 async function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
@@ -334,7 +346,7 @@ async function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknow
   if (kind === 'text') return req.text();
   if (kind === 'urlencoded') return parseQuery(await req.text());
   const form = await req.formData();
-  const out: Record<string, unknown> = Object.create(null);
+  const out = dict<unknown>();
   for (const [key, value] of form) {
     const prev = out[key];
     out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];

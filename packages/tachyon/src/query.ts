@@ -1,3 +1,4 @@
+import { dict } from './dict.ts';
 import { HttpError } from './errors.ts';
 
 export type QueryValue = string | string[];
@@ -21,7 +22,7 @@ export function decodeComponent(raw: string, plusIsSpace: boolean): string {
  * The result has no prototype, so no key can reach Object.prototype.
  */
 export function parseQuery(input: string | undefined): QueryRecord {
-  const out: QueryRecord = Object.create(null);
+  const out: QueryRecord = dict();
   if (!input) return out;
   let start = 0;
   const len = input.length;

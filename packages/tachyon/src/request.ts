@@ -4,6 +4,7 @@
 import { BodyReader, bodyKind, parseJson } from './body.ts';
 import { parseCookies, unsignCookieValue } from './cookies.ts';
 import { HttpError } from './errors.ts';
+import { dict } from './dict.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
 import type { Response } from './response.ts';
 import type { Settings } from './settings.ts';
@@ -88,7 +89,7 @@ export class Request<T extends RouteTypes = {}> {
   /** All headers, lower-case names; repeated headers joined with ", " (cookies with "; "). */
   get headers(): Get<T, 'headers', Record<string, string>> {
     if (this._validatedHeaders !== undefined) return this._validatedHeaders as Get<T, 'headers', Record<string, string>>;
-    return (this._headers ??= this._uws ? collectHeaders(this._uws) : Object.create(null)) as Get<T, 'headers', Record<string, string>>;
+    return (this._headers ??= this._uws ? collectHeaders(this._uws) : dict()) as Get<T, 'headers', Record<string, string>>;
   }
   set headers(value: Get<T, 'headers', Record<string, string>>) {
     this._validatedHeaders = value;
@@ -101,7 +102,7 @@ export class Request<T extends RouteTypes = {}> {
       const value = this._uws.getHeader(key);
       return value === '' ? undefined : value;
     }
-    return (this._headers ??= Object.create(null) as Record<string, string>)[key];
+    return (this._headers ??= dict<string>())[key];
   }
 
   get cookies(): Get<T, 'cookies', Record<string, string>> {
@@ -114,7 +115,7 @@ export class Request<T extends RouteTypes = {}> {
   /** Cookies whose signature verifies against any of the app's secrets. Tampered ones are absent. */
   get signedCookies(): Record<string, string> {
     if (this._signedCookies) return this._signedCookies;
-    const out: Record<string, string> = Object.create(null);
+    const out: Record<string, string> = dict();
     const secrets = this._settings.cookieSecrets;
     if (secrets.length > 0) {
       const all = parseCookies(this.header('cookie'));
@@ -232,7 +233,7 @@ export class Request<T extends RouteTypes = {}> {
 }
 
 function collectHeaders(uws: UwsRequest): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
+  const out = dict<string>();
   uws.forEach((key, value) => {
     const prev = out[key];
     out[key] = prev === undefined ? value : `${prev}${key === 'cookie' ? '; ' : ', '}${value}`;

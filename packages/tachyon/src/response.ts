@@ -386,9 +386,16 @@ function singleLine(field: string, value: string): string {
   return value;
 }
 
+// Apps use a handful of header names: validate and lower-case each once.
+const checkedNames = new Map<string, string>();
+
 function checkHeaderName(name: string): string {
+  let key = checkedNames.get(name);
+  if (key !== undefined) return key;
   if (!HEADER_NAME.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
-  return name.toLowerCase();
+  key = name.toLowerCase();
+  if (checkedNames.size < 1024) checkedNames.set(name, key);
+  return key;
 }
 
 function checkHeaderValue(name: string, value: string): string {
