@@ -1,5 +1,9 @@
 // The App: options, startup compilation onto the uWS router, listen and graceful close.
+import { resolveCompression, type Compression, type CompressionOptions } from './compression.ts';
+import { DedupTable } from './dedup.ts';
 import { HttpError } from './errors.ts';
+import { fetchRoute, type FetchHandler } from './mount.ts';
+import { withTlsFiles, type TlsOptions } from './tls.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from './path.ts';
 import { compileRoute, type RouteSpec } from './dispatch.ts';
@@ -9,7 +13,7 @@ import { Router, type MiddlewareRecord, type RouteRecord } from './router.ts';
 import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
 import { InflightTracker } from './tracker.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, NotFoundHandler } from './types.ts';
-import { loadUws, type UwsApp, type UwsListenSocket, type UwsRequest, type UwsResponse } from './uws.ts';
+import { loadUws, type UwsApp, type UwsHandler, type UwsListenSocket, type UwsRequest, type UwsResponse } from './uws.ts';
 
 export interface AppOptions {
   /** Largest request body in bytes; 413 past it. Default 1 MiB. */
@@ -31,11 +35,32 @@ export interface AppOptions {
   trailingSlash?: 'ignore' | 'strict' | 'redirect';
   /** Include error messages and stacks in 500 answers. Default: NODE_ENV === 'development'. */
   exposeErrors?: boolean;
+  /** Compress responses (brotli/gzip) for every route; routes override with `compress`. Default off. */
+  compression?: boolean | CompressionOptions;
+  /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
+  tls?: TlsOptions;
 }
 
 export interface ListenOptions {
   port?: number;
   host?: string;
+  /**
+   * Close gracefully on SIGTERM and SIGINT (or the signals listed), then re-raise the
+   * signal so the process ends the way it would have. Default false.
+   */
+  signals?: boolean | NodeJS.Signals[];
+  /** Grace period for signal-triggered shutdowns, in ms. Default 10 000. */
+  shutdownTimeout?: number;
+}
+
+export interface MountOptions {
+  /** Share responses between concurrent identical anonymous GET/HEAD requests. */
+  dedup?: boolean;
+  /** Compress the handler's responses (overrides the app's `compression`). */
+  compress?: boolean | CompressionOptions;
+  /** Remove the mount prefix from the URL the handler sees. Default false. */
+  stripPrefix?: boolean;
+  bodyLimit?: number;
 }
 
 export interface Server {
@@ -46,6 +71,7 @@ export interface Server {
 }
 
 const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options' } as const;
+const UWS_VERB = { get: 1, post: 1, put: 1, patch: 1, del: 1, head: 1, options: 1, any: 1 } as const;
 
 interface FlatRoute {
   record: RouteRecord;
@@ -68,6 +94,9 @@ export class App extends Router {
   private uws: UwsApp | undefined;
   private tracker = new InflightTracker();
   private server: Server | undefined;
+  private readonly compression: Compression | null;
+  private readonly tls: TlsOptions | undefined;
+  private readonly dedup = new DedupTable();
 
   constructor(options: AppOptions = {}) {
     super();
@@ -93,6 +122,24 @@ export class App extends Router {
     };
     this.trailingSlash = o.trailingSlash ?? 'ignore';
     this.maxHeaderSize = o.maxHeaderSize;
+    this.compression = resolveCompression(o.compression, null);
+    if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+    this.tls = o.tls;
+  }
+
+  /**
+   * Runs a web-standard fetch handler (`(request, ctx) => Response`) for every method under
+   * `prefix`: SvelteKit's server.respond, a Hono app's fetch, … See docs/serving.md.
+   */
+  mount(prefix: string, handler: FetchHandler, options: MountOptions = {}): this {
+    if (typeof handler !== 'function') throw new TypeError('mount() needs a fetch handler function');
+    const base = prefix === '/' ? '' : prefix.replace(/\/+$/, '');
+    if (base !== '' && !base.startsWith('/')) throw new TypeError(`Mount prefix must start with "/": ${prefix}`);
+    const route = fetchRoute(handler, { stripPrefix: options.stripPrefix ? base : '' });
+    const routeOptions = { dedup: options.dedup ?? false, compress: options.compress, bodyLimit: options.bodyLimit };
+    if (base !== '') this.any(base, routeOptions, route);
+    this.any(`${base}/*`, routeOptions, route);
+    return this;
   }
 
   /** Requests that outlived their uWS callback and have not finished yet. */
@@ -118,10 +165,11 @@ export class App extends Router {
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
-  listen(port: number | ListenOptions = 0, host?: string): Promise<Server> {
-    const opts = typeof port === 'number' ? { port, host } : port;
+  listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
+    const extra = typeof hostOrOptions === 'string' ? { host: hostOrOptions } : (hostOrOptions ?? {});
+    const opts: ListenOptions = typeof port === 'number' ? { ...extra, port } : { ...extra, ...port };
     const p = opts.port ?? 0;
-    const h = opts.host ?? host ?? '0.0.0.0';
+    const h = opts.host ?? '0.0.0.0';
     if (!Number.isInteger(p) || p < 0 || p > 65535) return Promise.reject(new TypeError(`Invalid port ${p}`));
     if (this.server) return Promise.reject(new Error('This app is already listening'));
     let uws: UwsApp;
@@ -138,9 +186,22 @@ export class App extends Router {
         }
         const server = this.makeServer(socket, h);
         this.server = server;
-        this.logger.info({ host: h, port: server.port }, 'listening');
+        if (opts.signals) this.closeOnSignals(server, opts.signals === true ? ['SIGTERM', 'SIGINT'] : opts.signals, opts.shutdownTimeout ?? 10_000);
+        this.logger.info({ host: h, port: server.port, tls: this.tls !== undefined }, 'listening');
         resolve(server);
       });
+    });
+  }
+
+  private closeOnSignals(server: Server, signals: NodeJS.Signals[], timeout: number): void {
+    const onSignal = (signal: NodeJS.Signals) => {
+      for (const s of signals) process.removeListener(s, onSignal);
+      this.logger.info({ signal }, 'shutting down');
+      void server.close({ timeout }).then(() => process.kill(process.pid, signal));
+    };
+    for (const s of signals) process.on(s, onSignal);
+    this.onClose(() => {
+      for (const s of signals) process.removeListener(s, onSignal);
     });
   }
 
@@ -182,8 +243,23 @@ export class App extends Router {
 
   /** Flattens routers, compiles every chain once, and registers it with the uWS router. */
   private compile(): UwsApp {
-    const uws = loadUws(this.maxHeaderSize).App();
-    const ctx = { settings: this._settings, tracker: this.tracker, tls: false };
+    const uwsModule = loadUws(this.maxHeaderSize);
+    const tls = this.tls;
+    const app = tls ? withTlsFiles(tls, (o) => uwsModule.SSLApp(o)) : uwsModule.App();
+    // Registrations are collected, then applied to the default router and, since uWS keeps
+    // one router per SNI server name, replayed for each extra hostname.
+    const registrations: [keyof typeof UWS_VERB, string, UwsHandler][] = [];
+    const uws = {
+      get: (p: string, h: UwsHandler) => registrations.push(['get', p, h]),
+      post: (p: string, h: UwsHandler) => registrations.push(['post', p, h]),
+      put: (p: string, h: UwsHandler) => registrations.push(['put', p, h]),
+      patch: (p: string, h: UwsHandler) => registrations.push(['patch', p, h]),
+      del: (p: string, h: UwsHandler) => registrations.push(['del', p, h]),
+      head: (p: string, h: UwsHandler) => registrations.push(['head', p, h]),
+      options: (p: string, h: UwsHandler) => registrations.push(['options', p, h]),
+      any: (p: string, h: UwsHandler) => registrations.push(['any', p, h]),
+    };
+    const ctx = { settings: this._settings, tracker: this.tracker, tls: tls !== undefined, dedup: this.dedup };
     const routes: FlatRoute[] = [];
     this.flatten(this, '', [], [], routes);
     const appMiddleware = this._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
@@ -241,7 +317,16 @@ export class App extends Router {
           };
       uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx));
     }
-    return uws;
+    const apply = () => {
+      for (const [verb, path, handler] of registrations) app[verb](path, handler);
+    };
+    apply();
+    for (const [hostname, identity] of Object.entries(tls?.sni ?? {})) {
+      withTlsFiles(identity, (o) => app.addServerName(hostname, o));
+      app.domain(hostname);
+      apply();
+    }
+    return app;
   }
 
   private flatten(router: Router, prefix: string, inherited: ScopedMiddleware[], errors: ErrorHandler[], out: FlatRoute[]): void {
@@ -266,6 +351,8 @@ export class App extends Router {
       bodyLimit: o.bodyLimit ?? this._settings.bodyLimit,
       timeout: o.timeout ?? this._settings.requestTimeout,
       errorHandlers: r.errorHandlers,
+      compression: resolveCompression(o.compress, this.compression),
+      dedup: o.dedup ?? false,
     };
   }
 
@@ -280,6 +367,8 @@ export class App extends Router {
       bodyLimit: this._settings.bodyLimit,
       timeout: this._settings.requestTimeout,
       errorHandlers: errors,
+      compression: this.compression,
+      dedup: false,
     };
   }
 

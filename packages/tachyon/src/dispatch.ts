@@ -17,6 +17,8 @@ import type { Settings } from './settings.ts';
 import type { BodyKind, ErrorHandler, Handler, Next } from './types.ts';
 import type { Pattern } from './path.ts';
 import type { UwsHandler, UwsRequest, UwsResponse } from './uws.ts';
+import type { Compression } from './compression.ts';
+import { MAX_SHARED_BODY, type DedupTable } from './dedup.ts';
 import { compileValidator, type Schema, type Validator } from './validation.ts';
 
 type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
@@ -44,12 +46,15 @@ export interface RouteSpec {
   timeout: number;
   /** Innermost router's handlers first. */
   errorHandlers: ErrorHandler[];
+  compression: Compression | null;
+  dedup: boolean;
 }
 
 export interface Dispatcher {
   settings: Settings;
   tracker: Tracker;
   tls: boolean;
+  dedup: DedupTable;
 }
 
 /**
@@ -58,7 +63,7 @@ export interface Dispatcher {
  */
 export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): UwsHandler {
   const { settings, tracker } = ctx;
-  const route = new CompiledRoute(spec, settings, tracker);
+  const route = new CompiledRoute(spec, settings, tracker, spec.dedup ? ctx.dedup : null);
   const chain = composeChain(spec, route);
   const fixedMethod = spec.method;
   const paramNames = spec.pattern.paramNames;
@@ -80,8 +85,8 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
       route.fail(err, req, res);
     }
     res._sync = false;
-    // Still open, or streaming: the request outlives this callback.
-    if (res._state < 2) goAsync(req, res, route, ures);
+    // Still open, compressing or streaming: the request outlives this callback.
+    if (!res.finished) goAsync(req, res, route, ures);
   };
 }
 
@@ -110,12 +115,16 @@ function readParams(ureq: UwsRequest, names: string[], wildcardAt: number): Reco
 class CompiledRoute implements ResponseHooks {
   readonly timeout: number;
   readonly tracker: Tracker;
+  readonly compression: Compression | null;
+  readonly dedup: DedupTable | null;
   private readonly errorHandlers: ErrorHandler[];
   private readonly settings: Settings;
 
-  constructor(spec: RouteSpec, settings: Settings, tracker: Tracker) {
+  constructor(spec: RouteSpec, settings: Settings, tracker: Tracker, dedup: DedupTable | null) {
     this.timeout = spec.timeout;
     this.tracker = tracker;
+    this.compression = spec.compression;
+    this.dedup = dedup;
     this.errorHandlers = spec.errorHandlers;
     this.settings = settings;
   }
@@ -199,9 +208,27 @@ function composeChain(spec: RouteSpec, route: CompiledRoute): Step {
   const handlers = spec.handlers;
   let step: Step = terminal(handlers[handlers.length - 1]!, route);
   for (let i = handlers.length - 2; i >= 0; i--) step = layer(handlers[i]!, step, route);
+  if (route.dedup !== null) step = dedupGate(step, route.dedup);
   step = validationStep(spec, step, route) ?? step;
   for (let i = spec.middleware.length - 1; i >= 0; i--) step = layer(spec.middleware[i]!, step, route);
   return step;
+}
+
+/** Concurrent identical anonymous GET/HEADs: the first runs `rest`, the others wait for its response. */
+function dedupGate(rest: Step, table: DedupTable): Step {
+  return (req, res) => {
+    const key = table.keyFor(req);
+    if (key === null) return rest(req, res);
+    const leader = table.follow(key);
+    if (leader !== null) {
+      return leader.then((shared) => {
+        if (shared !== null) res._replay(shared);
+        else return rest(req, res);
+      });
+    }
+    if (table.lead(key)) res._dedupKey = key;
+    return rest(req, res);
+  };
 }
 
 /** The last handler: no further `next`. */
@@ -272,7 +299,33 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Compile
   });
   for (const cookie of web.headers.getSetCookie()) res.appendHeader('set-cookie', cookie);
   if (web.body === null) res.end();
+  else if (res._dedupKey !== null) bufferThenSend(web.body, res).catch((err) => route.fail(err, req, res));
   else res.stream(web.body).catch((err) => route.fail(err, req, res));
+}
+
+/** A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past that it streams. */
+async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): Promise<void> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      res.end(Buffer.concat(chunks, size));
+      return;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > MAX_SHARED_BODY) break;
+  }
+  reader.releaseLock();
+  await res.stream(
+    (async function* () {
+      yield* chunks;
+      const rest = body.getReader();
+      for (let r = await rest.read(); !r.done; r = await rest.read()) yield r.value;
+    })(),
+  );
 }
 
 // ----- validation -----------------------------------------------------------------
@@ -300,17 +353,17 @@ function validationStep(spec: RouteSpec, rest: Step, route: CompiledRoute): Step
       if (query) {
         const out = query(req.query);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'query', out));
-        else req.query = out as never;
+        else req._query = out;
       }
       if (headers) {
         const out = headers(req.headers);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'headers', out));
-        else req.headers = out as never;
+        else req._validatedHeaders = out;
       }
       if (cookies) {
         const out = cookies(req.cookies);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'cookies', out));
-        else req.cookies = out as never;
+        else req._cookies = out;
       }
       if (body) (pending ??= []).push(assignLater(req, 'body', readBody(req, consumes).then(body)));
     } catch (err) {
@@ -325,9 +378,11 @@ function validationStep(spec: RouteSpec, rest: Step, route: CompiledRoute): Step
   };
 }
 
-function assignLater(req: Request<any>, key: 'params' | 'query' | 'headers' | 'cookies' | 'body', result: PromiseLike<unknown>): Promise<void> {
+const FIELD = { params: 'params', query: '_query', headers: '_validatedHeaders', cookies: '_cookies', body: 'body' } as const;
+
+function assignLater(req: Request<any>, key: keyof typeof FIELD, result: PromiseLike<unknown>): Promise<void> {
   return Promise.resolve(result).then((value) => {
-    (req as unknown as Record<string, unknown>)[key] = value;
+    (req as unknown as Record<string, unknown>)[FIELD[key]] = value;
   });
 }
 

@@ -1,4 +1,7 @@
-export { App, type AppOptions, type ListenOptions, type Server } from './app.ts';
+export { App, type AppOptions, type ListenOptions, type MountOptions, type Server } from './app.ts';
+export { negotiateEncoding, type CompressionOptions, type Encoding } from './compression.ts';
+export { toWebRequest, type FetchContext, type FetchHandler } from './mount.ts';
+export type { TlsIdentity, TlsOptions } from './tls.ts';
 export { Router, type RouteMethod } from './router.ts';
 export { Request, type Locals } from './request.ts';
 export { Response, EventStream, type Body, type StreamSource } from './response.ts';

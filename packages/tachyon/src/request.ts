@@ -82,17 +82,11 @@ export class Request<T extends RouteTypes = {}> {
   get query(): Get<T, 'query', QueryRecord> {
     return (this._query ??= parseQuery(this.rawQuery)) as Get<T, 'query', QueryRecord>;
   }
-  set query(value: Get<T, 'query', QueryRecord>) {
-    this._query = value;
-  }
 
   /** All headers, lower-case names; repeated headers joined with ", " (cookies with "; "). */
   get headers(): Get<T, 'headers', Record<string, string>> {
     if (this._validatedHeaders !== undefined) return this._validatedHeaders as Get<T, 'headers', Record<string, string>>;
     return (this._headers ??= this._uws ? collectHeaders(this._uws) : dict()) as Get<T, 'headers', Record<string, string>>;
-  }
-  set headers(value: Get<T, 'headers', Record<string, string>>) {
-    this._validatedHeaders = value;
   }
 
   /** One header by name (case-insensitive), or undefined. */
@@ -107,9 +101,6 @@ export class Request<T extends RouteTypes = {}> {
 
   get cookies(): Get<T, 'cookies', Record<string, string>> {
     return (this._cookies ??= parseCookies(this.header('cookie'))) as Get<T, 'cookies', Record<string, string>>;
-  }
-  set cookies(value: Get<T, 'cookies', Record<string, string>>) {
-    this._cookies = value;
   }
 
   /** Cookies whose signature verifies against any of the app's secrets. Tampered ones are absent. */

@@ -3,16 +3,20 @@
 // has ended or the client has gone: the uWS object is never touched after that.
 import { Readable } from 'node:stream';
 import type { BodyReader } from './body.ts';
+import { compressAsync, compressChunks, compressSync, negotiateEncoding, SYNC_LIMIT, type Compression, type Encoding } from './compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
+import { MAX_SHARED_BODY, shareable, type DedupTable, type SharedResponse } from './dedup.ts';
 import type { Request } from './request.ts';
 import type { Settings } from './settings.ts';
 import { statusLine } from './status.ts';
 import { asciiText, type UwsResponse } from './uws.ts';
 
-const OPEN = 0;
-const STREAMING = 1;
-const DONE = 2;
-const ABORTED = 3;
+// Typed `number` so that TypeScript does not narrow `_state` across awaits.
+const OPEN: number = 0;
+const SENDING: number = 1; // the body is being compressed off-thread: no more writes, still abortable
+const STREAMING: number = 2;
+const DONE: number = 3;
+const ABORTED: number = 4;
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_HEADER_VALUE = /[\r\n\0]/;
@@ -28,6 +32,8 @@ export type StreamSource = ReadableStream<Uint8Array | string> | AsyncIterable<U
 export interface ResponseHooks {
   settled(res: Response): void;
   fail(err: unknown, req: Request<any>, res: Response): void;
+  readonly compression: Compression | null;
+  readonly dedup: DedupTable | null;
 }
 
 // cork() runs its callback synchronously, so one static thunk and these slots replace a
@@ -51,7 +57,7 @@ export class Response {
   /** @internal */ _hooks: ResponseHooks;
   /** @internal */ _status = 200;
   /** @internal */ _headers: string[] | null = null;
-  /** @internal */ _state = OPEN;
+  /** @internal */ _state: number = OPEN;
   /** @internal */ _sync = true;
   /** @internal */ _head: boolean;
   /** @internal */ _tls: boolean;
@@ -59,6 +65,7 @@ export class Response {
   /** @internal */ _deadline = 0;
   /** @internal */ _drain: (() => void) | null = null;
   /** @internal */ _remote: string | undefined = undefined;
+  /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
 
   /** @internal */
   constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
@@ -170,7 +177,79 @@ export class Response {
   /** Ends the response, with an optional body. */
   end(body?: Body): void {
     if (this._state !== OPEN) return;
+    if (this._dedupKey !== null) this._share(body);
+    const c = this._hooks.compression;
+    if (c !== null && body !== undefined && this._compressAndEnd(body, c)) return;
     this._corked(OP_END, body);
+  }
+
+  /** Compresses and sends the body if the route, the content and the client allow it. */
+  private _compressAndEnd(body: Body, c: Compression): boolean {
+    const encoding = this._negotiate(c, byteLength(body));
+    if (encoding === null) return false;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body instanceof ArrayBuffer ? new Uint8Array(body) : body;
+    if (bytes.byteLength <= SYNC_LIMIT) {
+      this._push('content-encoding', encoding);
+      this._corked(OP_END, compressSync(bytes, encoding, c));
+      return true;
+    }
+    this._state = SENDING;
+    compressAsync(bytes, encoding, c).then(
+      (out) => {
+        if (this._state !== SENDING) return; // the client left meanwhile
+        this._push('content-encoding', encoding);
+        this._corked(OP_END, out);
+      },
+      (err) => {
+        this._settings.logger.error({ err }, 'compression failed; sending identity');
+        if (this._state === SENDING) this._corked(OP_END, bytes);
+      },
+    );
+    return true;
+  }
+
+  /** Which encoding to use for a body of `size` bytes (null: identity). Adds Vary when it matters. */
+  private _negotiate(c: Compression, size: number | undefined): Encoding | null {
+    const status = this._status;
+    if ((size !== undefined && size < c.threshold) || status === 204 || status === 304 || status < 200) return null;
+    const type = this.getHeader('content-type');
+    if (type === undefined || !c.filter(type) || this.getHeader('content-encoding') !== undefined) return null;
+    this._addVary('accept-encoding');
+    const req = this._req;
+    if (c.skipCredentialed && (req.header('cookie') !== undefined || req.header('authorization') !== undefined)) return null;
+    return negotiateEncoding(req.header('accept-encoding'), c.encodings);
+  }
+
+  /** @internal */
+  _addVary(field: string): void {
+    const current = this.getHeader('vary');
+    if (current === undefined) this._push('vary', field);
+    else if (!current.toLowerCase().split(',').some((v) => v.trim() === field || v.trim() === '*')) this.header('vary', `${current}, ${field}`);
+  }
+
+  /** The leader of a deduplicated group finished: share its response (captured before compression). @internal */
+  _share(body: Body | undefined): void {
+    const key = this._dedupKey!;
+    this._dedupKey = null;
+    const length = body === undefined ? 0 : byteLength(body);
+    const shared = shareable(this._headers, length) ? { status: this._status, headers: this._headers ? this._headers.slice() : [], body } : null;
+    this._hooks.dedup!.settle(key, shared);
+  }
+
+  /** A follower of a deduplicated group answers with the leader's response. @internal */
+  _replay(shared: SharedResponse): void {
+    if (this._state !== OPEN) return;
+    this._status = shared.status;
+    this._headers = shared.headers.slice();
+    this.end(shared.body);
+  }
+
+  /** The leader will not produce a shareable response: waiting requests run the handler themselves. */
+  private _releaseDedup(): void {
+    const key = this._dedupKey;
+    if (key === null) return;
+    this._dedupKey = null;
+    this._hooks.dedup!.settle(key, null);
   }
 
   redirect(location: string, status = 302): void {
@@ -200,6 +279,13 @@ export class Response {
    * when uWS reports a full socket buffer we wait for onWritable before reading more.
    */
   async stream(source: StreamSource): Promise<void> {
+    if (this._state !== OPEN) {
+      cancelSource(source);
+      return;
+    }
+    const c = this._hooks.compression;
+    const encoding = c !== null && !this._head ? this._negotiate(c, undefined) : null;
+    if (encoding !== null) this._push('content-encoding', encoding);
     if (!this.writeHead()) {
       cancelSource(source);
       return;
@@ -209,7 +295,7 @@ export class Response {
       this.endStream();
       return;
     }
-    const iterable = toAsyncIterable(source);
+    const iterable = encoding === null ? toAsyncIterable(source) : compressChunks(toAsyncIterable(source), encoding, c!);
     try {
       for await (const chunk of iterable) {
         if (this._state !== STREAMING) break;
@@ -228,6 +314,7 @@ export class Response {
   /** Sends status and headers now; later chunks go through write(). Returns false if finished. */
   writeHead(): boolean {
     if (this._state !== OPEN) return this._state === STREAMING;
+    this._releaseDedup();
     this._corked(OP_BEGIN, undefined);
     return true;
   }
@@ -328,6 +415,7 @@ export class Response {
   /** @internal */
   _settle(state: number): void {
     this._state = state;
+    this._releaseDedup();
     this._reader?.detach(state === ABORTED);
     const wake = this._drain;
     this._drain = null;

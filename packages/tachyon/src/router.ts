@@ -96,6 +96,10 @@ function checkOptions(path: string, options: RouteOptions): void {
   if (options.timeout !== undefined && !(Number.isFinite(options.timeout) && options.timeout >= 0)) {
     throw new TypeError(`Route ${path}: timeout must be a non-negative number of milliseconds`);
   }
+  if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw new TypeError(`Route ${path}: dedup must be a boolean`);
+  if (options.compress !== undefined && typeof options.compress !== 'boolean' && (typeof options.compress !== 'object' || options.compress === null)) {
+    throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
+  }
   if (options.consumes !== undefined) {
     if (!Array.isArray(options.consumes) || options.consumes.length === 0 || !options.consumes.every((k) => BODY_KINDS.has(k))) {
       throw new TypeError(`Route ${path}: consumes must list some of json, urlencoded, multipart, text`);

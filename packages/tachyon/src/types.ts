@@ -3,6 +3,7 @@ import type { PathParams } from './path.ts';
 import type { QueryRecord } from './query.ts';
 import type { Request } from './request.ts';
 import type { Response } from './response.ts';
+import type { CompressionOptions } from './compression.ts';
 
 /** What a route's request carries once validated. Every key is optional. */
 export interface RouteTypes {
@@ -13,7 +14,9 @@ export interface RouteTypes {
   cookies?: unknown;
 }
 
-export type Get<T, K extends PropertyKey, D> = K extends keyof T ? T[K] : D;
+// Written with `infer` rather than `keyof T`: keyof is contravariant, which would make
+// Request<T> invariant and forbid using a plain Middleware inside a typed route's chain.
+export type Get<T, K extends PropertyKey, D> = T extends { [P in K]: infer V } ? V : D;
 
 /** Resolves when everything after this middleware has run. Never rejects: errors go to the error handler. */
 export type Next = (err?: unknown) => Promise<void>;
@@ -37,6 +40,10 @@ export interface RouteOptions {
   consumes?: BodyKind[];
   /** Milliseconds before an unanswered request gets 503; 0 disables. Defaults to the app's. */
   timeout?: number;
+  /** Compress responses of this route (overrides the app's `compression`). */
+  compress?: boolean | CompressionOptions;
+  /** Share one handler run between concurrent identical anonymous GET/HEAD requests. See docs/serving.md. */
+  dedup?: boolean;
 }
 
 type Out<O, K extends keyof RouteOptions, D> = O extends { [P in K]: infer S } ? (S extends Schema ? Infer<S> : D) : D;

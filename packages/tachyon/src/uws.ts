@@ -58,6 +58,8 @@ export interface UwsApp {
   any(pattern: string, handler: UwsHandler): UwsApp;
   listen(host: string, port: number, cb: (socket: UwsListenSocket | false) => void): UwsApp;
   addServerName(hostname: string, options: UwsAppOptions): UwsApp;
+  /** Selects the router (per SNI server name) that later registrations go to. */
+  domain(serverName: string): UwsApp;
   close(): UwsApp;
 }
 

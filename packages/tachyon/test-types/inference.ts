@@ -104,3 +104,14 @@ expectType<Equal<typeof server.port, number>>(true);
 await server.close({ timeout: 1000 });
 // @ts-expect-error: close takes an options object
 await server.close(5);
+
+// A shared, untyped middleware fits into any typed route's chain (Request<T> is covariant).
+app.get('/shared-mw/:id', { params: z.object({ id: z.coerce.number() }) }, requireAdmin, (req) => {
+  expectType<Equal<typeof req.params.id, number>>(true);
+  return req.params.id;
+});
+// Route options for serving.
+app.get('/cached', { dedup: true, compress: { threshold: 512 } }, () => 'x');
+// @ts-expect-error: dedup is a boolean
+app.get('/cached2', { dedup: 'yes' }, () => 'x');
+app.mount('/svelte', async (request, ctx) => new Response(`${request.method} ${ctx.ip}`), { dedup: true, stripPrefix: true });

@@ -8,7 +8,12 @@ describe('cookies (unit)', () => {
   test('parse: quoted values, percent-decoding, first name wins, garbage tolerated', () => {
     const c = parseCookies('a=1; b="quoted"; c=caf%C3%A9; a=2; bad; d=%E0%A4%A; =x');
     assert.deepEqual({ ...c }, { a: '1', b: 'quoted', c: 'café', d: '%E0%A4%A' });
-    assert.equal(Object.getPrototypeOf(c), null);
+    // No Object.prototype in the chain: inherited names are not cookies, __proto__ is a plain key.
+    assert.equal('toString' in c, false);
+    assert.equal(Object.getPrototypeOf(Object.getPrototypeOf(c)), null);
+    const evil = parseCookies('__proto__=x; constructor=y');
+    assert.equal(evil.__proto__, 'x');
+    assert.equal(evil.constructor, 'y');
   });
   test('serialize: attributes, encoding, and refusal of injection', () => {
     assert.equal(
