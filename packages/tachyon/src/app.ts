@@ -3,6 +3,7 @@ import { resolveCompression, type Compression, type CompressionOptions } from '.
 import { DedupTable } from './dedup.ts';
 import { HttpError } from './errors.ts';
 import { fetchRoute, type FetchHandler } from './mount.ts';
+import { createStatic, type StaticOptions } from './static.ts';
 import { withTlsFiles, type TlsOptions } from './tls.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from './path.ts';
@@ -97,6 +98,7 @@ export class App extends Router {
   private readonly compression: Compression | null;
   private readonly tls: TlsOptions | undefined;
   private readonly dedup = new DedupTable();
+  private loading: Promise<unknown>[] = [];
 
   constructor(options: AppOptions = {}) {
     super();
@@ -164,8 +166,36 @@ export class App extends Router {
     return this;
   }
 
+  /**
+   * Serves the files under `dir` at `urlPrefix`, from memory (see docs/static.md). Loading
+   * starts now and `listen()` waits for it. Misses go to the app's not-found handler.
+   */
+  static(urlPrefix: string, dir: string, options: StaticOptions = {}): this {
+    const base = urlPrefix === '/' ? '' : urlPrefix.replace(/\/+$/, '');
+    if (base !== '' && !base.startsWith('/')) throw new TypeError(`Static prefix must start with "/": ${urlPrefix}`);
+    const notFound = options.notFound ?? ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
+    // Files carry their own precompressed variants and validators: no dynamic compression,
+    // and no dedup (a 304 or 206 for one client must never reach another).
+    const routeOptions = { compress: false, dedup: false };
+    this.loading.push(
+      createStatic(dir, { ...options, notFound }).then((files) => {
+        this.onClose(() => files.close());
+        if (base !== '') this.get(base, routeOptions, files.handler);
+        this.get(`${base}/*`, routeOptions, files.handler);
+      }),
+    );
+    return this;
+  }
+
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
-  listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
+  async listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
+    const loading = this.loading;
+    this.loading = [];
+    await Promise.all(loading);
+    return this.listenNow(port, hostOrOptions);
+  }
+
+  private listenNow(port: number | ListenOptions, hostOrOptions?: string | ListenOptions): Promise<Server> {
     const extra = typeof hostOrOptions === 'string' ? { host: hostOrOptions } : (hostOrOptions ?? {});
     const opts: ListenOptions = typeof port === 'number' ? { ...extra, port } : { ...extra, ...port };
     const p = opts.port ?? 0;
@@ -295,7 +325,7 @@ export class App extends Router {
 
     // Paths with some methods: OPTIONS → 204 with Allow, anything else → 405.
     for (const [path, entry] of byPattern) {
-      if (entry.hasAny) continue;
+      if (entry.hasAny || path === '/*') continue; // a catch-all: other methods are simply not found
       const allow = [...entry.methods, ...(entry.methods.has('OPTIONS') ? [] : ['OPTIONS'])].join(', ');
       const pattern = parsePattern(path);
       const handler: Handler<any> = (req, res) => {
@@ -310,11 +340,7 @@ export class App extends Router {
     // Everything else: the not-found handler, behind the app's middleware.
     if (!byPattern.get('/*')?.hasAny) {
       const notFound = this.notFoundHandler;
-      const handler: Handler<any> = notFound
-        ? (req, res) => notFound(req, res)
-        : (req) => {
-            throw new HttpError(404, `Cannot ${req.method} ${req.path}`);
-          };
+      const handler: Handler<any> = notFound ? (req, res) => notFound(req, res) : notFoundError;
       uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx));
     }
     const apply = () => {
@@ -396,6 +422,10 @@ function middlewareFor(pattern: Pattern, scoped: ScopedMiddleware[]): Handler<an
     }
   }
   return out;
+}
+
+function notFoundError(req: Request<any>): never {
+  throw new HttpError(404, `Cannot ${req.method} ${req.path}`);
 }
 
 /** 308 (method-preserving) to the same URL with its trailing slash added or removed. */

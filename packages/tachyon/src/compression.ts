@@ -92,7 +92,8 @@ export function negotiateEncoding(header: string | undefined, offered: readonly 
   return best;
 }
 
-function parseAcceptEncoding(header: string): Map<string, number> {
+/** Accept-Encoding as coding → q (lower-case; x-gzip counts as gzip; malformed q → 0). */
+export function parseAcceptEncoding(header: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const part of header.split(',')) {
     const [name, ...params] = part.trim().split(';');
@@ -102,12 +103,11 @@ function parseAcceptEncoding(header: string): Map<string, number> {
       const [k, v] = p.split('=');
       if (k?.trim().toLowerCase() !== 'q') continue;
       // A malformed weight must not make an encoding preferred: treat it as a refusal.
-      const n = /^\s*(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/.test(v ?? '') ? Number(v) : 0;
-      q = n;
+      q = /^\s*(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/.test(v ?? '') ? Number(v) : 0;
     }
     const key = name.trim().toLowerCase();
-    if (key === 'x-gzip') out.set('gzip', q);
-    else out.set(key, q);
+    const coding = key === 'x-gzip' ? 'gzip' : key;
+    out.set(coding, Math.max(q, out.get(coding) ?? -1));
   }
   return out;
 }

@@ -24,6 +24,7 @@ import { compileValidator, type Schema, type Validator } from './validation.ts';
 type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
 
 const RESOLVED: Promise<void> = Promise.resolve();
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NOOP_NEXT: Next = () => RESOLVED;
 
 /** Everything the server keeps per process for in-flight async requests. */
@@ -75,11 +76,13 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
   const method = head ? 'HEAD' : fixedMethod;
 
   return (ures: UwsResponse, ureq: UwsRequest) => {
-    const res = new Response(ures, settings, route, head, tls);
-    const req = new Request(ureq, res, method ?? ureq.getCaseSensitiveMethod(), settings, bodyLimit);
+    const m = method ?? ureq.getCaseSensitiveMethod();
+    // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
+    const res = new Response(ures, settings, route, head || m === 'HEAD', tls);
+    const req = new Request(ureq, res, m, settings, bodyLimit);
     res._req = req;
     try {
-      if (hasParams) req.params = readParams(ureq, paramNames, wildcardAt) as never;
+      req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;
       chain(req, res);
     } catch (err) {
       route.fail(err, req, res);
@@ -300,7 +303,11 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Compile
   for (const cookie of web.headers.getSetCookie()) res.appendHeader('set-cookie', cookie);
   if (web.body === null) res.end();
   else if (res._dedupKey !== null) bufferThenSend(web.body, res).catch((err) => route.fail(err, req, res));
-  else res.stream(web.body).catch((err) => route.fail(err, req, res));
+  else {
+    const declared = web.headers.get('content-length');
+    const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
+    res.stream(web.body, length === undefined ? {} : { length }).catch((err) => route.fail(err, req, res));
+  }
 }
 
 /** A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past that it streams. */

@@ -14,3 +14,4 @@ export type { PathParams } from './path.ts';
 export type { TrustProxy } from './settings.ts';
 export type { Schema, Infer } from './validation.ts';
 export type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, Next, NotFoundHandler, RequestFor, RouteOptions, RouteTypes } from './types.ts';
+export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from './static.ts';

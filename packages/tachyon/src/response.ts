@@ -42,6 +42,7 @@ let corkRes: Response;
 let corkOp = 0;
 let corkArg: Body | undefined;
 let corkResult = false;
+let corkLength: number | undefined;
 function corkThunk(): void {
   corkResult = corkRes._op(corkOp, corkArg);
 }
@@ -49,6 +50,8 @@ const OP_END = 0;
 const OP_BEGIN = 1;
 const OP_WRITE = 2;
 const OP_END_STREAM = 3;
+const OP_TRY_END = 4; // a chunk of a body whose total length (corkLength) is known
+const OP_END_HEAD = 5; // HEAD answer for a streamed body: headers, length if known (corkLength)
 
 export class Response {
   /** @internal */ _uws: UwsResponse;
@@ -211,9 +214,10 @@ export class Response {
   /** Which encoding to use for a body of `size` bytes (null: identity). Adds Vary when it matters. */
   private _negotiate(c: Compression, size: number | undefined): Encoding | null {
     const status = this._status;
-    if ((size !== undefined && size < c.threshold) || status === 204 || status === 304 || status < 200) return null;
+    // 206 bodies are byte ranges of the identity representation: never re-encode them.
+    if ((size !== undefined && size < c.threshold) || status === 204 || status === 206 || status === 304 || status < 200) return null;
     const type = this.getHeader('content-type');
-    if (type === undefined || !c.filter(type) || this.getHeader('content-encoding') !== undefined) return null;
+    if (type === undefined || !c.filter(type) || this.getHeader('content-encoding') !== undefined || this.getHeader('content-range') !== undefined) return null;
     this._addVary('accept-encoding');
     const req = this._req;
     if (c.skipCredentialed && (req.header('cookie') !== undefined || req.header('authorization') !== undefined)) return null;
@@ -277,30 +281,39 @@ export class Response {
   /**
    * Streams a web ReadableStream, an async iterable or a Node Readable with backpressure:
    * when uWS reports a full socket buffer we wait for onWritable before reading more.
+   * With `length` (the exact byte count) the body goes out with Content-Length through
+   * uWS tryEnd instead of chunked encoding, and HEAD answers report it.
    */
-  async stream(source: StreamSource): Promise<void> {
+  async stream(source: StreamSource, options: { length?: number } = {}): Promise<void> {
     if (this._state !== OPEN) {
       cancelSource(source);
       return;
     }
+    const length = options.length;
+    if (length !== undefined && !(Number.isSafeInteger(length) && length >= 0)) throw new TypeError('stream length must be a non-negative integer');
     const c = this._hooks.compression;
-    const encoding = c !== null && !this._head ? this._negotiate(c, undefined) : null;
+    const encoding = c !== null ? this._negotiate(c, undefined) : null;
     if (encoding !== null) this._push('content-encoding', encoding);
+    const known = encoding === null ? length : undefined; // compression changes the length
+    if (this._head) {
+      cancelSource(source);
+      this._releaseDedup();
+      corkLength = known;
+      this._corked(OP_END_HEAD, undefined);
+      return;
+    }
     if (!this.writeHead()) {
       cancelSource(source);
       return;
     }
-    if (this._head) {
-      cancelSource(source);
-      this.endStream();
-      return;
-    }
     const iterable = encoding === null ? toAsyncIterable(source) : compressChunks(toAsyncIterable(source), encoding, c!);
     try {
-      for await (const chunk of iterable) {
-        if (this._state !== STREAMING) break;
-        if (!this.write(chunk)) await this.drained();
-      }
+      if (known !== undefined) await this._streamKnownLength(iterable, known);
+      else
+        for await (const chunk of iterable) {
+          if (this._state !== STREAMING) break;
+          if (!this.write(chunk)) await this.drained();
+        }
     } catch (err) {
       this._settings.logger.error({ err }, 'response stream failed; closing the connection');
       this.destroy();
@@ -309,6 +322,33 @@ export class Response {
       if (this._state !== STREAMING) cancelSource(source);
     }
     this.endStream();
+  }
+
+  /** tryEnd with the total size: uWS writes Content-Length and may take only part of a chunk. */
+  private async _streamKnownLength(iterable: AsyncIterable<Uint8Array | string>, total: number): Promise<void> {
+    let sent = 0;
+    if (total === 0) {
+      corkLength = 0;
+      this._corked(OP_TRY_END, new Uint8Array(0));
+      return;
+    }
+    for await (const item of iterable) {
+      if (this._state !== STREAMING) return;
+      let chunk = typeof item === 'string' ? Buffer.from(item) : item;
+      if (sent + chunk.byteLength > total) throw new Error(`stream produced more than the declared ${total} bytes`);
+      sent += chunk.byteLength;
+      for (;;) {
+        const before = this._uws.getWriteOffset();
+        corkLength = total;
+        const ok = this._corked(OP_TRY_END, chunk);
+        if (ok || this._state !== STREAMING) break;
+        await this.drained();
+        if (this._state !== STREAMING) return;
+        chunk = chunk.subarray(this._uws.getWriteOffset() - before);
+        if (chunk.byteLength === 0) break;
+      }
+    }
+    if (this._state === STREAMING) throw new Error(`stream ended after ${sent} of the declared ${total} bytes`);
   }
 
   /** Sends status and headers now; later chunks go through write(). Returns false if finished. */
@@ -379,8 +419,13 @@ export class Response {
   _op(op: number, arg: Body | undefined): boolean {
     const u = this._uws;
     if (op === OP_WRITE) return u.write(arg!);
+    if (op === OP_TRY_END) {
+      const [ok, done] = u.tryEnd(arg!, corkLength!);
+      if (done) this._settle(DONE);
+      return ok;
+    }
     if (op === OP_END_STREAM) {
-      if (this._head) u.endWithoutBody(undefined, this._closeAfter());
+      if (this._head) this._endWithoutBody(undefined);
       else u.end(undefined, this._closeAfter());
       this._settle(DONE);
       return true;
@@ -400,11 +445,25 @@ export class Response {
       return true;
     }
     const status = this._status;
-    if (status === 204 || status === 304 || status < 200) u.endWithoutBody(undefined, this._closeAfter());
-    else if (this._head) u.endWithoutBody(arg === undefined ? 0 : byteLength(arg), this._closeAfter());
+    if (op === OP_END_HEAD) this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
+    else if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
+    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
     else u.end(arg, this._closeAfter());
     this._settle(DONE);
     return true;
+  }
+
+  /**
+   * Ends without a body. uWS writes `Content-Length: 2^63` when given `undefined` as the
+   * length, so an unknown length must mean calling it with no argument at all.
+   */
+  private _endWithoutBody(length: number | undefined): void {
+    const close = this._closeAfter();
+    if (length !== undefined) this._uws.endWithoutBody(length, close);
+    else {
+      if (close) this._uws.writeHeader('connection', 'close');
+      this._uws.endWithoutBody();
+    }
   }
 
   /** Close the connection after this response when shutting down or when an unread body is still arriving. */

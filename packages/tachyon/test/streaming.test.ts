@@ -3,7 +3,7 @@ import { get } from 'node:http';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { App } from '../src/index.ts';
-import { eventually, sleep, start, type Running } from './helpers.ts';
+import { eventually, rawRequest, sleep, start, statusOf, type Running } from './helpers.ts';
 
 describe('streaming responses', () => {
   let srv: Running;
@@ -75,6 +75,21 @@ describe('streaming responses', () => {
         if (events.open) events.close();
       }, 50);
     });
+    app.get('/known', (req, res) =>
+      res.type('application/octet-stream').stream(
+        (async function* () {
+          const chunk = Buffer.alloc(256 * 1024, 3);
+          for (let i = 0; i < 64; i++) yield chunk; // 16 MiB with Content-Length
+        })(),
+        { length: 64 * 256 * 1024 },
+      ),
+    );
+    app.get('/short', (req, res) => res.stream(Readable.from(['only this']), { length: 100 }));
+    app.get('/long', (req, res) => res.stream(Readable.from(['way more than four']), { length: 4 }));
+    app.get('/empty-known', (req, res) => res.stream(Readable.from([]), { length: 0 }));
+    app.head('/explicit', (req, res) => res.header('x-own', '1').end('a body a HEAD must not carry'));
+    app.any('/any', (req, res) => res.end('any body'));
+    app.get('/no-content', (req, res) => res.status(204).end());
     srv = await start(app);
   });
   after(() => srv.close());
@@ -124,5 +139,48 @@ describe('streaming responses', () => {
     assert.equal(started, rounds);
     assert.equal(aborts, rounds, 'req.signal fired for every abort');
     assert.equal((await fetch(srv.url + '/node')).status, 200);
+  });
+
+  test('a body of known length streams with Content-Length through tryEnd, backpressure included', async () => {
+    const r = await fetch(srv.url + '/known');
+    assert.equal(r.headers.get('content-length'), String(16 * 1024 * 1024));
+    assert.equal(r.headers.get('transfer-encoding'), null);
+    const reader = r.body!.getReader();
+    let total = 0;
+    for (let i = 0; ; i++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.length;
+      if (i % 16 === 0) await sleep(1);
+    }
+    assert.equal(total, 16 * 1024 * 1024);
+    assert.equal((await fetch(srv.url + '/empty-known')).headers.get('content-length'), '0');
+  });
+
+  test('a stream shorter or longer than its declared length drops the connection instead of lying', async () => {
+    await assert.rejects(fetch(srv.url + '/short').then((r) => r.text()));
+    await assert.rejects(fetch(srv.url + '/long').then((r) => r.text()));
+    assert.equal((await fetch(srv.url + '/iter')).status, 200);
+  });
+
+  test('HEAD: streamed bodies report their known length or none (never a bogus one); no body on any HEAD', async () => {
+    const head = (path: string) => rawRequest(srv.port, `HEAD ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, { until: /\r\n\r\n/, timeout: 300 });
+    const known = await head('/known');
+    assert.match(known, /content-length: 16777216/i);
+    const unknown = await head('/node');
+    assert.equal(statusOf(unknown), 200);
+    assert.doesNotMatch(unknown, /content-length/i);
+    const explicit = await rawRequest(srv.port, 'HEAD /explicit HTTP/1.1\r\nHost: x\r\n\r\nGET /iter HTTP/1.1\r\nHost: x\r\n\r\n', { until: /012\r\n0\r\n\r\n|012$/, timeout: 500 });
+    assert.match(explicit, /x-own: 1/i);
+    assert.doesNotMatch(explicit, /a body a HEAD/);
+    const any = await rawRequest(srv.port, 'HEAD /any HTTP/1.1\r\nHost: x\r\n\r\n', { until: /\r\n\r\n/, timeout: 300 });
+    assert.match(any, /content-length: 8/i);
+    assert.doesNotMatch(any, /any body/);
+  });
+
+  test('204 carries no Content-Length', async () => {
+    const raw = await rawRequest(srv.port, 'GET /no-content HTTP/1.1\r\nHost: x\r\n\r\n', { until: /\r\n\r\n/, timeout: 300 });
+    assert.equal(statusOf(raw), 204);
+    assert.doesNotMatch(raw, /content-length/i);
   });
 });
