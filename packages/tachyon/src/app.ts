@@ -4,6 +4,9 @@ import { DedupTable } from './dedup.ts';
 import { HttpError } from './errors.ts';
 import { fetchRoute, type FetchHandler } from './mount.ts';
 import { createStatic, type StaticOptions } from './static.ts';
+import { WsHub } from './ws/hub.ts';
+import { CLOSE_GOING_AWAY } from './ws/protocol.ts';
+import { checkWsBehavior, compileWsRoute, type WsBehavior, type WsRouteSpec } from './ws/route.ts';
 import { withTlsFiles, type TlsOptions } from './tls.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from './path.ts';
@@ -14,7 +17,7 @@ import { Router, type MiddlewareRecord, type RouteRecord } from './router.ts';
 import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
 import { InflightTracker } from './tracker.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, NotFoundHandler } from './types.ts';
-import { loadUws, type UwsApp, type UwsHandler, type UwsListenSocket, type UwsRequest, type UwsResponse } from './uws.ts';
+import { loadUws, type UwsApp, type UwsHandler, type UwsListenSocket, type UwsRequest, type UwsResponse, type UwsWebSocketBehavior } from './uws.ts';
 
 export interface AppOptions {
   /** Largest request body in bytes; 413 past it. Default 1 MiB. */
@@ -99,6 +102,8 @@ export class App extends Router {
   private readonly tls: TlsOptions | undefined;
   private readonly dedup = new DedupTable();
   private loading: Promise<unknown>[] = [];
+  private readonly hub = new WsHub();
+  private readonly wsRoutes: WsRouteSpec[] = [];
 
   constructor(options: AppOptions = {}) {
     super();
@@ -164,6 +169,37 @@ export class App extends Router {
   onClose(hook: () => unknown): this {
     this.closeHooks.push(hook);
     return this;
+  }
+
+  /**
+   * A WebSocket route with Tachyon's protocol (docs/protocol.md): pub/sub topics, typed
+   * events with replies, raw messages. See docs/realtime.md.
+   */
+  ws<Data = undefined, E = {}>(path: string, behavior: WsBehavior<Data, E>): this {
+    const pattern = parsePattern(path);
+    checkWsBehavior(path, behavior);
+    this.wsRoutes.push({ pattern, behavior });
+    return this;
+  }
+
+  /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */
+  publish(topic: string, event: string, data?: unknown): boolean {
+    return this.hub.publish(topic, event, data);
+  }
+
+  /** Publishes a raw text or binary message to a topic, without an envelope. */
+  publishRaw(topic: string, message: string | ArrayBuffer | Uint8Array, isBinary?: boolean): boolean {
+    return this.hub.publishRaw(topic, message, isBinary);
+  }
+
+  /** Number of sockets subscribed to `topic`. */
+  subscribers(topic: string): number {
+    return this.hub.subscribers(topic);
+  }
+
+  /** Open WebSocket connections. */
+  get connections(): number {
+    return this.hub.connections;
   }
 
   /**
@@ -247,6 +283,8 @@ export class App extends Router {
           uwsModule.us_listen_socket_close(socket);
           this._settings.draining = true;
           const timeout = options.timeout ?? 10_000;
+          // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
+          const sockets = this.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
           let timer: NodeJS.Timeout | undefined;
           const timedOut = await Promise.race([
             this.tracker.whenIdle().then(() => false),
@@ -257,6 +295,7 @@ export class App extends Router {
             this.logger.warn({ inflight: this.tracker.size }, 'close timeout: dropping in-flight requests');
             this.tracker.destroyAll();
           }
+          await sockets;
           this.uws?.close();
           for (const hook of this.closeHooks) {
             try {
@@ -278,7 +317,8 @@ export class App extends Router {
     const app = tls ? withTlsFiles(tls, (o) => uwsModule.SSLApp(o)) : uwsModule.App();
     // Registrations are collected, then applied to the default router and, since uWS keeps
     // one router per SNI server name, replayed for each extra hostname.
-    const registrations: [keyof typeof UWS_VERB, string, UwsHandler][] = [];
+    const registrations: ([keyof typeof UWS_VERB, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
+    for (const spec of this.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, this._settings, this.hub, uwsModule, tls !== undefined)]);
     const uws = {
       get: (p: string, h: UwsHandler) => registrations.push(['get', p, h]),
       post: (p: string, h: UwsHandler) => registrations.push(['post', p, h]),
@@ -344,7 +384,10 @@ export class App extends Router {
       uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx));
     }
     const apply = () => {
-      for (const [verb, path, handler] of registrations) app[verb](path, handler);
+      for (const r of registrations) {
+        if (r[0] === 'ws') app.ws(r[1], r[2]);
+        else app[r[0]](r[1], r[2]);
+      }
     };
     apply();
     for (const [hostname, identity] of Object.entries(tls?.sni ?? {})) {
@@ -352,6 +395,7 @@ export class App extends Router {
       app.domain(hostname);
       apply();
     }
+    this.hub.attach(app);
     return app;
   }
 

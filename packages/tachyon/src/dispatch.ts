@@ -101,7 +101,7 @@ function goAsync(req: Request<any>, res: Response, route: CompiledRoute, ures: U
   route.tracker.track(res);
 }
 
-function readParams(ureq: UwsRequest, names: string[], wildcardAt: number): Record<string, string> {
+export function readParams(ureq: UwsRequest, names: string[], wildcardAt: number): Record<string, string> {
   const params: Record<string, string> = {};
   for (let i = 0; i < names.length; i++) params[names[i]!] = decodeComponent(ureq.getParameter(i) ?? '', false);
   if (wildcardAt !== -1) {

@@ -15,3 +15,6 @@ export type { TrustProxy } from './settings.ts';
 export type { Schema, Infer } from './validation.ts';
 export type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, Next, NotFoundHandler, RequestFor, RouteOptions, RouteTypes } from './types.ts';
 export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from './static.ts';
+export { Socket, type SendResult } from './ws/socket.ts';
+export type { WsBehavior, WsEvent } from './ws/route.ts';
+export { TERMINAL_CLOSE_CODES } from './ws/protocol.ts';

@@ -33,6 +33,7 @@ export interface UwsResponse {
   pause(): void;
   resume(): void;
   cork(cb: () => void): UwsResponse;
+  upgrade(userData: object, secWebSocketKey: string, secWebSocketProtocol: string, secWebSocketExtensions: string, context: object): void;
 }
 
 export type UwsHandler = (res: UwsResponse, req: UwsRequest) => void;
@@ -47,7 +48,41 @@ export interface UwsAppOptions {
   ssl_prefer_low_memory_usage?: boolean;
 }
 
+export interface UwsWebSocket {
+  /** 1: sent, 0: sent but backpressure built up, 2: dropped (over maxBackpressure). */
+  send(message: RecognizedString, isBinary?: boolean, compress?: boolean): number;
+  end(code?: number, shortMessage?: RecognizedString): void;
+  close(): void;
+  getBufferedAmount(): number;
+  subscribe(topic: RecognizedString): boolean;
+  unsubscribe(topic: RecognizedString): boolean;
+  isSubscribed(topic: RecognizedString): boolean;
+  getTopics(): string[];
+  publish(topic: RecognizedString, message: RecognizedString, isBinary?: boolean, compress?: boolean): boolean;
+  cork(cb: () => void): UwsWebSocket;
+  getUserData(): Record<string, unknown>;
+}
+
+export interface UwsWebSocketBehavior {
+  compression?: number;
+  maxPayloadLength?: number;
+  idleTimeout?: number;
+  maxBackpressure?: number;
+  closeOnBackpressureLimit?: boolean;
+  sendPingsAutomatically?: boolean;
+  maxLifetime?: number;
+  upgrade?: (res: UwsResponse, req: UwsRequest, context: object) => void;
+  open?: (ws: UwsWebSocket) => void;
+  message?: (ws: UwsWebSocket, message: ArrayBuffer, isBinary: boolean) => void;
+  drain?: (ws: UwsWebSocket) => void;
+  dropped?: (ws: UwsWebSocket, message: ArrayBuffer, isBinary: boolean) => void;
+  close?: (ws: UwsWebSocket, code: number, message: ArrayBuffer) => void;
+}
+
 export interface UwsApp {
+  ws(pattern: string, behavior: UwsWebSocketBehavior): UwsApp;
+  publish(topic: RecognizedString, message: RecognizedString, isBinary?: boolean, compress?: boolean): boolean;
+  numSubscribers(topic: RecognizedString): number;
   get(pattern: string, handler: UwsHandler): UwsApp;
   post(pattern: string, handler: UwsHandler): UwsApp;
   put(pattern: string, handler: UwsHandler): UwsApp;
@@ -71,6 +106,8 @@ export interface UwsPart {
 }
 
 interface UwsModule {
+  DISABLED: number;
+  SHARED_COMPRESSOR: number;
   App(options?: UwsAppOptions): UwsApp;
   SSLApp(options: UwsAppOptions): UwsApp;
   us_listen_socket_close(socket: UwsListenSocket): void;

@@ -1,0 +1,106 @@
+//! Runs `echo` mode for about a second against a tiny WebSocket echo server started in the
+//! test (the crate's own decoder unmasks the client frames; replies are unmasked).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use loadgen::common::Common;
+use loadgen::echo::{self, EchoConfig};
+use loadgen::frame::{encode_frame, Decoder, Event, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT};
+use loadgen::handshake::{accept_key, head_end};
+use loadgen::json::J;
+use loadgen::proto::Protocol;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Pongs received from the client for the server's pings (one per connection).
+static PONGS: AtomicUsize = AtomicUsize::new(0);
+
+async fn serve(mut s: TcpStream) -> std::io::Result<()> {
+    let mut head = Vec::new();
+    let end = loop {
+        if let Some(e) = head_end(&head) {
+            break e;
+        }
+        head.reserve(1024);
+        if s.read_buf(&mut head).await? == 0 {
+            return Ok(());
+        }
+    };
+    let text = String::from_utf8_lossy(&head[..end]).into_owned();
+    let key = text
+        .lines()
+        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("sec-websocket-key")).map(|(_, v)| v.trim().to_string()))
+        .expect("client sent a key");
+    let resp = format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n", accept_key(&key));
+    s.write_all(resp.as_bytes()).await?;
+    let mut dec = Decoder::new(64 * 1024);
+    dec.feed(&head[end..]);
+    let mut out = Vec::new();
+    // Ping the client once, to check that it answers with a pong.
+    encode_frame(&mut out, true, OP_PING, b"hi", None);
+    loop {
+        while let Some(ev) = dec.next_event().expect("valid frames from the client") {
+            match ev {
+                Event::Text(p) => encode_frame(&mut out, true, OP_TEXT, p, None),
+                Event::Binary(p) => encode_frame(&mut out, true, OP_BINARY, p, None),
+                Event::Ping(p) => encode_frame(&mut out, true, OP_PONG, p, None),
+                Event::Pong(p) => {
+                    if p == b"hi" {
+                        PONGS.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Event::Close(code, _) => {
+                    encode_frame(&mut out, true, OP_CLOSE, &code.unwrap_or(1005).to_be_bytes(), None);
+                    s.write_all(&out).await?;
+                    return Ok(());
+                }
+            }
+        }
+        if !out.is_empty() {
+            s.write_all(&out).await?;
+            out.clear();
+        }
+        dec.prepare_read();
+        if s.read_buf(&mut dec.buf).await? == 0 {
+            return Ok(());
+        }
+    }
+}
+
+#[test]
+fn echo_mode_against_in_process_server() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            loop {
+                let (s, _) = listener.accept().await.unwrap();
+                tokio::spawn(async move {
+                    let _ = serve(s).await;
+                });
+            }
+        });
+        for binary in [false, true] {
+            let mut common = Common::new(&format!("ws://127.0.0.1:{port}/echo"), Protocol::Raw);
+            common.quiet = true;
+            let mut cfg = EchoConfig::new(common);
+            cfg.connections = 4;
+            cfg.inflight = 4;
+            cfg.size = if binary { 300 } else { 70_000 }; // 16-bit and 64-bit lengths
+            cfg.binary = binary;
+            cfg.warmup_s = 0.1;
+            cfg.duration_s = 0.4;
+            let r = tokio::time::timeout(Duration::from_secs(10), echo::run(cfg)).await.expect("echo run finished");
+            assert_eq!(r.get("ok"), Some(&J::Bool(true)), "{r}");
+            assert_eq!(r.get("errors"), Some(&J::Int(0)), "{r}");
+            assert_eq!(r.get("unanswered"), Some(&J::Int(0)), "{r}");
+            assert!(r.get("messages").and_then(J::as_f64).unwrap() > 100.0, "{r}");
+            let lat = r.get("latency_us").unwrap();
+            assert!(lat.get("p50").and_then(J::as_f64).unwrap() > 0.0, "{r}");
+            assert!(r.get("cpu_busy").and_then(J::as_f64).is_some(), "{r}");
+        }
+        assert_eq!(PONGS.load(Ordering::Relaxed), 8, "every connection answers the server's ping");
+    });
+}
