@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Profiles one bench server under load: `node bench/profile.mjs tachyon /users/42?fields=a,b [seconds]`.
+// Profiles one bench server under load: `node bench/profile.mjs tachyon /users/42?fields=a,b [seconds]`
+// (static: `node bench/profile.mjs tachyon /static/file-4k.txt`).
 // Runs the server pinned to CPU 0 with --cpu-prof, wrk pinned to CPU 1, then prints the
 // functions with the most self time. The .cpuprofile is kept for Chrome DevTools.
 import { spawn, spawnSync } from 'node:child_process';
@@ -7,12 +8,16 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createStaticFixtures } from './static-fixtures.mjs';
 
 const [name = 'tachyon', path = '/', seconds = '5'] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tachyon-prof-'));
+// The static scenarios' files (/static/file-4k.txt, /static/file-64k.txt), unless STATIC_DIR is given.
+const fixtures = process.env.STATIC_DIR ? undefined : createStaticFixtures();
+process.on('exit', () => fixtures?.remove());
 const server = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
-  env: { ...process.env, PORT: '0' },
+  env: { ...process.env, PORT: '0', STATIC_DIR: process.env.STATIC_DIR ?? fixtures.dir },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const port = await new Promise((resolve) => server.stdout.on('data', (d) => /READY (\d+)/.test(String(d)) && resolve(RegExp.$1)));

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Quick HTTP micro-benchmark: raw uWebSockets.js vs Tachyon vs Express 5.
+// Quick HTTP micro-benchmark: raw uWebSockets.js vs Tachyon vs Express 5 (and sirv for
+// the static-file scenarios).
 //
 //   npm run bench:quick                      # 3 runs x 5 s per (scenario, server)
 //   npm run bench:quick -- --smoke           # CI check: 1 run x 1 s, well under a minute
@@ -19,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { createStaticFixtures, STATIC_FILES } from './static-fixtures.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 
@@ -38,12 +40,17 @@ const REPO_DIR = path.resolve(BENCH_DIR, '..');
 const SERVERS_DIR = path.join(BENCH_DIR, 'servers');
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');
 
+const DYNAMIC_PEERS = ['uws', 'tachyon', 'express'];
+const STATIC_PEERS = ['uws', 'tachyon', 'sirv'];
+/** Each scenario lists the peers that implement it; the others are skipped for it. */
 const SCENARIOS = {
-  hello: { path: '/' },
-  middleware: { path: '/mw' },
-  realistic: { path: '/users/42?fields=a,b' },
+  hello: { path: '/', peers: DYNAMIC_PEERS },
+  middleware: { path: '/mw', peers: DYNAMIC_PEERS },
+  realistic: { path: '/users/42?fields=a,b', peers: DYNAMIC_PEERS },
+  'static-4k': { path: '/static/file-4k.txt', peers: STATIC_PEERS, file: 'file-4k.txt' },
+  'static-64k': { path: '/static/file-64k.txt', peers: STATIC_PEERS, file: 'file-64k.txt' },
 };
-const PEERS = ['uws', 'tachyon', 'express'];
+const PEERS = ['uws', 'tachyon', 'express', 'sirv'];
 
 const SERVER_CPU = 0; // taskset -c for the server under test
 const LOAD_CPU = 1; // taskset -c for wrk
@@ -62,6 +69,7 @@ const USAGE = `Usage: node bench/quick.mjs [options]
   --warmup S        seconds of discarded warm-up load per run; default 2
   --only LIST       scenarios, comma-separated: ${Object.keys(SCENARIOS).join(',')}
   --peers LIST      servers, comma-separated: ${PEERS.join(',')}
+                    (express: hello, middleware, realistic only; sirv: static-* only)
   --smoke           1 run, 1 s, 0.5 s warm-up: checks the harness works (CI)
   -h, --help        this text`;
 
@@ -97,7 +105,7 @@ function parseOptions() {
     const items = value.split(',').map((s) => s.trim()).filter(Boolean);
     const bad = items.filter((s) => !allowed.includes(s));
     if (bad.length || !items.length) fail(`unknown ${what}: ${bad.join(', ') || '(empty)'}; expected some of ${allowed.join(',')}`);
-    // Keep the canonical order (uws, tachyon, express) whatever order was typed.
+    // Keep the canonical order (uws, tachyon, express, sirv) whatever order was typed.
     return allowed.filter((s) => items.includes(s));
   };
   const int = (value, name, dflt) => {
@@ -113,7 +121,7 @@ function parseOptions() {
     return n;
   };
   const smoke = values.smoke;
-  return {
+  const opts = {
     smoke,
     runs: smoke ? 1 : int(values.runs, 'runs', 3),
     duration: smoke ? 1 : int(values.duration, 'duration', 5),
@@ -121,6 +129,14 @@ function parseOptions() {
     scenarios: list(values.only, Object.keys(SCENARIOS), 'scenario'),
     peers: list(values.peers, PEERS, 'peer'),
   };
+  const empty = opts.scenarios.filter((s) => peersFor(s, opts).length === 0);
+  if (empty.length) fail(`no selected server implements ${empty.join(', ')} (${empty.map((s) => `${s}: ${SCENARIOS[s].peers.join(',')}`).join('; ')})`);
+  return opts;
+}
+
+/** The selected peers that implement `scenario`, in canonical order. */
+function peersFor(scenario, opts) {
+  return opts.peers.filter((p) => SCENARIOS[scenario].peers.includes(p));
 }
 
 // ---------------------------------------------------------- child processes
@@ -195,7 +211,7 @@ function startServer(peer, env) {
   const child = track(
     spawn(cmd, args, {
       cwd: BENCH_DIR,
-      env: { ...process.env, PORT: '0', BENCH_HARNESS: '1', NODE_ENV: 'production' },
+      env: { ...process.env, PORT: '0', BENCH_HARNESS: '1', NODE_ENV: 'production', STATIC_DIR: env.staticDir },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     }),
@@ -244,7 +260,10 @@ function request(port, urlPath) {
     const req = http.get({ host: '127.0.0.1', port, path: urlPath, agent: false, timeout: 5000 }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        resolve({ status: res.statusCode, headers: res.headers, raw, body: raw.toString('utf8') });
+      });
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error('timed out after 5 s')));
@@ -252,8 +271,12 @@ function request(port, urlPath) {
   });
 }
 
-/** Checks one scenario's answer; returns an error string or null. The realistic body is returned for cross-peer comparison. */
-async function checkScenario(server, scenario) {
+/**
+ * Checks one scenario's answer; returns { error } on failure. The realistic body is returned
+ * for cross-peer comparison. Static answers are compared byte for byte with the fixture file
+ * itself (so every peer serves the same bytes).
+ */
+async function checkScenario(server, scenario, env) {
   const urlPath = SCENARIOS[scenario].path;
   let res;
   try {
@@ -262,6 +285,15 @@ async function checkScenario(server, scenario) {
     return { error: `${server.peer} GET ${urlPath}: ${err.message}` };
   }
   if (res.status !== 200) return { error: `${server.peer} GET ${urlPath}: status ${res.status}, expected 200 (body: ${res.body.slice(0, 200)})` };
+  const file = SCENARIOS[scenario].file;
+  if (file !== undefined) {
+    const expected = env.staticFiles[file];
+    if (res.raw.length !== STATIC_FILES[file]) return { error: `${server.peer} GET ${urlPath}: body of ${res.raw.length} bytes, expected exactly ${STATIC_FILES[file]}` };
+    if (!res.raw.equals(expected)) return { error: `${server.peer} GET ${urlPath}: body differs from the fixture file (same length, different bytes)` };
+    if (!res.headers.etag) return { error: `${server.peer} GET ${urlPath}: no ETag header` };
+    if (res.headers['content-encoding'] && res.headers['content-encoding'] !== 'identity') return { error: `${server.peer} GET ${urlPath}: content-encoding ${res.headers['content-encoding']} without Accept-Encoding` };
+    return { headers: res.headers };
+  }
   if (scenario === 'hello' && res.body !== '') return { error: `${server.peer} GET ${urlPath}: expected an empty body, got ${JSON.stringify(res.body.slice(0, 100))}` };
   if (scenario !== 'hello' && res.headers['x-mw'] !== '1') return { error: `${server.peer} GET ${urlPath}: the middleware did not run (no "x-mw: 1" header)` };
   if (scenario === 'realistic') {
@@ -280,27 +312,39 @@ async function checkScenario(server, scenario) {
   return {};
 }
 
-/** Full correctness pass on one fresh process per peer, before anything is measured. */
+/**
+ * Full correctness pass on one fresh process per peer, before anything is measured. Each
+ * peer needed by the selected scenarios is checked on every scenario it implements.
+ */
 async function verifyPeers(opts, env) {
   const bodies = {};
-  for (const peer of opts.peers) {
+  const staticHeaders = {};
+  const needed = opts.peers.filter((p) => opts.scenarios.some((s) => SCENARIOS[s].peers.includes(p)));
+  for (const peer of needed) {
     const server = await startServer(peer, env);
     try {
       const problems = [];
+      const checked = [];
       for (const scenario of Object.keys(SCENARIOS)) {
-        const r = await checkScenario(server, scenario);
+        if (!SCENARIOS[scenario].peers.includes(peer)) continue;
+        const r = await checkScenario(server, scenario, env);
+        checked.push(SCENARIOS[scenario].path.replace(/\?.*/, ''));
         if (r.error) problems.push(r.error);
         if (r.body) bodies[peer] = r.body;
+        if (r.headers && scenario === 'static-4k') staticHeaders[peer] = r.headers;
       }
       // Validation must really run: an invalid id is a 400, not a 200.
-      try {
-        const bad = await request(server.port, '/users/abc?fields=a,b');
-        if (bad.status !== 400) problems.push(`${peer} GET /users/abc: status ${bad.status}, expected 400 (is params validation wired?)`);
-      } catch (err) {
-        problems.push(`${peer} GET /users/abc: ${err.message}`);
+      if (SCENARIOS.realistic.peers.includes(peer)) {
+        try {
+          const bad = await request(server.port, '/users/abc?fields=a,b');
+          if (bad.status !== 400) problems.push(`${peer} GET /users/abc: status ${bad.status}, expected 400 (is params validation wired?)`);
+          else checked.push('/users/abc -> 400');
+        } catch (err) {
+          problems.push(`${peer} GET /users/abc: ${err.message}`);
+        }
       }
       if (problems.length) throw new Error(`correctness check failed:\n  ${problems.join('\n  ')}`);
-      console.log(`  ok  ${peer.padEnd(8)} pid ${server.pid}, port ${server.port}: /, /mw, /users/42, /users/abc -> 400`);
+      console.log(`  ok  ${peer.padEnd(8)} pid ${server.pid}, port ${server.port}: ${checked.join(', ')}`);
     } finally {
       server.stopping = true;
       await stopServer(server);
@@ -311,6 +355,9 @@ async function verifyPeers(opts, env) {
     const lines = Object.entries(bodies).map(([p, b]) => `  ${p}: ${b}`);
     throw new Error(`the realistic scenario's JSON differs between servers (it must be identical):\n${lines.join('\n')}`);
   }
+  // Static response headers (other than Date), for the record: peers differ here by design.
+  const skip = new Set(['date', 'connection', 'keep-alive']);
+  return Object.fromEntries(Object.entries(staticHeaders).map(([p, h]) => [p, Object.fromEntries(Object.entries(h).filter(([k]) => !skip.has(k)))]));
 }
 
 // ------------------------------------------------------------- measurement
@@ -430,7 +477,7 @@ async function measureOnce(peer, scenario, runIndex, opts, env) {
   const urlPath = SCENARIOS[scenario].path;
   const server = await startServer(peer, env);
   try {
-    const check = await checkScenario(server, scenario);
+    const check = await checkScenario(server, scenario, env);
     if (check.error) throw new Error(`correctness check failed before measuring: ${check.error}`);
     const url = `http://127.0.0.1:${server.port}${urlPath}`;
     if (opts.warmup > 0) await warmUp(url, opts.warmup, env);
@@ -509,8 +556,9 @@ function summarize(results, opts) {
   const rows = [];
   for (const scenario of opts.scenarios) {
     const med = {};
-    for (const peer of opts.peers) med[peer] = median(results.filter((r) => r.scenario === scenario && r.server === peer).map((r) => r.reqPerSec));
-    for (const peer of opts.peers) {
+    const peers = peersFor(scenario, opts);
+    for (const peer of peers) med[peer] = median(results.filter((r) => r.scenario === scenario && r.server === peer).map((r) => r.reqPerSec));
+    for (const peer of peers) {
       const runs = results.filter((r) => r.scenario === scenario && r.server === peer);
       rows.push({
         scenario,
@@ -526,6 +574,7 @@ function summarize(results, opts) {
         wrkBusy: median(runs.map((r) => r.wrkBusy)),
         vsUws: med.uws ? med[peer] / med.uws : undefined,
         vsExpress: med.express ? med[peer] / med.express : undefined,
+        vsSirv: med.sirv ? med[peer] / med.sirv : undefined,
         generatorBoundRuns: runs.filter((r) => r.generatorBound).length,
         noisyRuns: runs.filter((r) => r.contended).length,
         erroredRuns: runs.filter((r) => r.non2xx > 0 || Object.values(r.socketErrors).some((n) => n > 0)).length,
@@ -541,16 +590,16 @@ const fmtX = (n) => (n === undefined ? '—' : `${n.toFixed(2)}×`);
 const fmtPct = (n) => (n === undefined ? '?' : `${Math.floor(n * 100)}%`); // floor: 94.8% must not read as the 95% threshold
 
 function printTable(rows) {
-  const header = ['scenario', 'server', 'req/s (median)', 'p99', 'CPU µs/req', '× uWS', '× Express', 'flags'];
+  const header = ['scenario', 'server', 'req/s (median)', 'p99', 'CPU µs/req', '× uWS', '× Express', '× sirv', 'flags'];
   const body = rows.map((r) => {
     const flags = [];
     if (r.generatorBoundRuns) flags.push(`generator-bound ${r.generatorBoundRuns}/${r.runs}`);
     if (r.noisyRuns) flags.push(`noisy ${r.noisyRuns}/${r.runs}`);
     if (r.erroredRuns) flags.push(`ERRORS ${r.erroredRuns}/${r.runs}`);
-    return [r.scenario, r.server, fmtInt(r.medianReqPerSec), fmtMs(r.p99Ms), r.cpuUsPerReq?.toFixed(1) ?? '—', fmtX(r.vsUws), fmtX(r.vsExpress), flags.join(', ')];
+    return [r.scenario, r.server, fmtInt(r.medianReqPerSec), fmtMs(r.p99Ms), r.cpuUsPerReq?.toFixed(1) ?? '—', fmtX(r.vsUws), fmtX(r.vsExpress), fmtX(r.vsSirv), flags.join(', ')];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const right = new Set([2, 3, 4, 5, 6]);
+  const right = new Set([2, 3, 4, 5, 6, 7]);
   const line = (cells) => `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`);
@@ -608,6 +657,7 @@ function environment() {
     node: process.version,
     uWebSockets: pkgVersion('uWebSockets.js'),
     express: pkgVersion('express'),
+    sirv: pkgVersion('sirv'),
     tachyon: pkgVersion('tachyon'),
     zod: pkgVersion('zod'),
     wrk: sh('sh', ['-c', 'wrk -v 2>&1 | head -1']),
@@ -635,21 +685,29 @@ async function main() {
   else if (env.cpus < 2) console.warn('bench: WARNING fewer than 2 CPUs: server and wrk share CPU 0, figures are not meaningful');
   env.loadCpu ??= LOAD_CPU;
 
+  // The static fixtures are generated once per invocation into a temp dir, removed on exit.
+  const fixtures = createStaticFixtures();
+  process.on('exit', fixtures.remove);
+  env.staticDir = fixtures.dir;
+  env.staticFiles = fixtures.files;
+
   const startedAt = new Date();
   const perRun = opts.warmup + opts.duration + 0.7;
-  const estimate = Math.round(opts.scenarios.length * opts.peers.length * opts.runs * perRun + opts.peers.length);
-  console.log(`Tachyon quick bench${opts.smoke ? ' (smoke)' : ''}: ${opts.scenarios.join(', ')} x ${opts.peers.join(', ')}; ${opts.runs} run(s) x ${opts.duration} s after ${opts.warmup} s warm-up; wrk -t${WRK_THREADS} -c${WRK_CONNECTIONS}; ~${estimate} s`);
-  console.log(`node ${env.node}, uWS ${env.uWebSockets}, express ${env.express}, kernel ${env.kernel}, ${env.cpuModel} (${env.cpus} CPUs); server on CPU ${env.serverCpu ?? '-'}, wrk on CPU ${env.pin ? env.loadCpu : '-'}; load avg ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  const pairs = opts.scenarios.reduce((n, s) => n + peersFor(s, opts).length, 0);
+  const estimate = Math.round(pairs * opts.runs * perRun + opts.peers.length);
+  const used = opts.peers.filter((p) => opts.scenarios.some((s) => SCENARIOS[s].peers.includes(p)));
+  console.log(`Tachyon quick bench${opts.smoke ? ' (smoke)' : ''}: ${opts.scenarios.join(', ')} x ${used.join(', ')}; ${opts.runs} run(s) x ${opts.duration} s after ${opts.warmup} s warm-up; wrk -t${WRK_THREADS} -c${WRK_CONNECTIONS}; ~${estimate} s`);
+  console.log(`node ${env.node}, uWS ${env.uWebSockets}, express ${env.express}, sirv ${env.sirv}, kernel ${env.kernel}, ${env.cpuModel} (${env.cpus} CPUs); server on CPU ${env.serverCpu ?? '-'}, wrk on CPU ${env.pin ? env.loadCpu : '-'}; load avg ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
 
   console.log('\nCorrectness check (one fresh process per server):');
-  await verifyPeers(opts, env);
+  const staticHeaders = await verifyPeers(opts, env);
 
   console.log('\nMeasuring:');
   const results = [];
   const loadavgStart = os.loadavg();
   for (const scenario of opts.scenarios) {
     for (let i = 0; i < opts.runs; i++) {
-      for (const peer of opts.peers) {
+      for (const peer of peersFor(scenario, opts)) {
         const r = await measureOnce(peer, scenario, i, opts, env);
         results.push(r);
         const flags = [r.generatorBound ? ' GENERATOR-BOUND' : '', r.contended ? ` NOISY (others+steal: CPU ${env.serverCpu} ${fmtPct(r.serverCoreLost)}, CPU ${env.loadCpu} ${fmtPct(r.loadCoreLost)})` : '', r.non2xx ? ` NON-2XX ${r.non2xx}` : '', Object.values(r.socketErrors).some((n) => n) ? ` SOCKET-ERRORS ${JSON.stringify(r.socketErrors)}` : ''].join('');
@@ -664,6 +722,9 @@ async function main() {
   console.log('');
   printTable(summary);
   console.log(`\nMedian of ${opts.runs} run(s); p99 and CPU µs/req are medians too. Ratios compare medians from this invocation only.`);
+  if (summary.some((r) => r.vsExpress === undefined || r.vsSirv === undefined)) {
+    console.log('—: that peer has no row for the scenario (Express runs the dynamic scenarios only, sirv the static ones) or was not selected.');
+  }
   if (summary.some((r) => r.generatorBoundRuns)) {
     console.log(`generator-bound: wrk was >= ${GENERATOR_BOUND * 100}% busy, so that figure is a floor for the server, not its limit.`);
   }
@@ -680,7 +741,10 @@ async function main() {
     finishedAt: new Date().toISOString(),
     options: { ...opts, wrkThreads: WRK_THREADS, wrkConnections: WRK_CONNECTIONS, generatorBoundThreshold: GENERATOR_BOUND },
     scenarios: Object.fromEntries(opts.scenarios.map((s) => [s, SCENARIOS[s].path])),
-    environment: { ...env, loadavgStart, loadavgEnd: os.loadavg() },
+    scenarioPeers: Object.fromEntries(opts.scenarios.map((s) => [s, peersFor(s, opts)])),
+    staticFiles: STATIC_FILES,
+    staticHeaders,
+    environment: { ...env, staticFiles: undefined, loadavgStart, loadavgEnd: os.loadavg() },
     summary,
     runs: results,
   };

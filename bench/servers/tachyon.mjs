@@ -18,5 +18,9 @@ app.get('/users/:id', { params: Params, query: Query }, mw, (req) =>
   userBody(req.params.id, req.query.fields),
 );
 
+// Static scenarios: the files the harness generated (bench/static-fixtures.mjs), with the
+// framework's defaults (in memory, precompressed variants, ETag, Last-Modified).
+if (process.env.STATIC_DIR) app.static('/static', process.env.STATIC_DIR);
+
 const server = await app.listen({ port, host: '127.0.0.1' });
 ready(server.port);
