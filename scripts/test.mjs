@@ -9,6 +9,7 @@ const run = (cmd, args) => {
 };
 
 console.log(`node ${process.version} (${process.execPath})`);
-run('tsc', ['-b', 'packages/tachyon']);
+run('tsc', ['-b', 'packages/tachyon', 'packages/client']);
 run('tsc', ['-p', 'packages/tachyon/test-types']);
+run('tsc', ['-p', 'packages/client/test-types']);
 run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/*.test.ts', 'scripts/*.test.mjs', ...process.argv.slice(2)]);

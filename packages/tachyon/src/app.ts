@@ -245,7 +245,9 @@ export class App extends Router {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      uws.listen(h, p, (socket) => {
+      // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port
+      // would silently share its traffic instead of failing.
+      uws.listen(h, p, loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) {
           reject(new Error(`Could not listen on ${h}:${p} (address in use or not available)`));
           return;

@@ -33,9 +33,9 @@ export class DedupTable {
   keyFor(req: Request<any>): string | null {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return null;
-    if (req.header('cookie') !== undefined || req.header('authorization') !== undefined) return null;
-    if (req.header('x-no-dedup') === '1') return null;
-    return `${method} ${req.header('host') ?? ''} ${req.url}`;
+    if (req._header('cookie') !== undefined || req._header('authorization') !== undefined) return null;
+    if (req._header('x-no-dedup') === '1') return null;
+    return `${method} ${req._header('host') ?? ''} ${req.url}`;
   }
 
   /** Followers: resolves with the leader's response, or null when it cannot be shared. */

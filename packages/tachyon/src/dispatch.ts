@@ -394,7 +394,7 @@ function assignLater(req: Request<any>, key: keyof typeof FIELD, result: Promise
 }
 
 async function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
-  const type = req.header('content-type');
+  const type = req._header('content-type');
   const reader = req._bodyReader();
   if (type === undefined) {
     if (reader === null) return undefined; // no body at all: let the schema decide (optional bodies)

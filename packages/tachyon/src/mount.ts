@@ -30,7 +30,7 @@ export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: strin
 
 /** Builds a web Request from a Tachyon request (call while the handler runs). */
 export function toWebRequest(req: Request, stripPrefix = ''): globalThis.Request {
-  const hostHeader = req.header('host');
+  const hostHeader = req._header('host');
   // A Host header is client input: never let it change the URL's shape.
   const host = hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
   let path = req.url;

@@ -91,7 +91,11 @@ export class Request<T extends RouteTypes = {}> {
 
   /** One header by name (case-insensitive), or undefined. */
   header(name: string): string | undefined {
-    const key = name.toLowerCase();
+    return this._header(name.toLowerCase());
+  }
+
+  /** header() for a name already in lower case: the framework's own reads skip toLowerCase. @internal */
+  _header(key: string): string | undefined {
     if (this._headers === undefined && this._uws !== null) {
       const value = this._uws.getHeader(key);
       return value === '' ? undefined : value;
@@ -100,7 +104,7 @@ export class Request<T extends RouteTypes = {}> {
   }
 
   get cookies(): Get<T, 'cookies', Record<string, string>> {
-    return (this._cookies ??= parseCookies(this.header('cookie'))) as Get<T, 'cookies', Record<string, string>>;
+    return (this._cookies ??= parseCookies(this._header('cookie'))) as Get<T, 'cookies', Record<string, string>>;
   }
 
   /** Cookies whose signature verifies against any of the app's secrets. Tampered ones are absent. */
@@ -109,7 +113,7 @@ export class Request<T extends RouteTypes = {}> {
     const out: Record<string, string> = dict();
     const secrets = this._settings.cookieSecrets;
     if (secrets.length > 0) {
-      const all = parseCookies(this.header('cookie'));
+      const all = parseCookies(this._header('cookie'));
       for (const name in all) {
         const value = unsignCookieValue(all[name]!, secrets);
         if (value !== undefined) out[name] = value;
@@ -126,12 +130,12 @@ export class Request<T extends RouteTypes = {}> {
 
   /** The client address, honouring the app's trustProxy setting. */
   get ip(): string {
-    return (this._ip ??= resolveClientIp(this.remoteAddress, this.header('x-forwarded-for'), this._settings.trustProxy));
+    return (this._ip ??= resolveClientIp(this.remoteAddress, this._header('x-forwarded-for'), this._settings.trustProxy));
   }
 
   /** `http` or `https`, honouring X-Forwarded-Proto behind a trusted proxy. */
   get protocol(): string {
-    const forwarded = this._settings.trustProxy !== false ? this.header('x-forwarded-proto') : undefined;
+    const forwarded = this._settings.trustProxy !== false ? this._header('x-forwarded-proto') : undefined;
     return forwarded ? forwarded.split(',')[0]!.trim() : this._res._tls ? 'https' : 'http';
   }
 
@@ -153,14 +157,14 @@ export class Request<T extends RouteTypes = {}> {
 
   /** @internal */
   _hasBody(): boolean {
-    const cl = this.header('content-length');
+    const cl = this._header('content-length');
     if (cl !== undefined) return cl !== '0';
-    return this.header('transfer-encoding') !== undefined;
+    return this._header('transfer-encoding') !== undefined;
   }
 
   /** @internal */
   _attachReader(): BodyReader {
-    const declared = Number(this.header('content-length') ?? 0);
+    const declared = Number(this._header('content-length') ?? 0);
     const reader = new BodyReader(this._res._uws, this._bodyLimit, Number.isFinite(declared) ? declared : 0);
     this._res._reader = reader;
     return reader;
@@ -193,7 +197,7 @@ export class Request<T extends RouteTypes = {}> {
 
   /** urlencoded or multipart bodies as a web FormData (multipart is buffered: see `multipart()` for streaming). */
   async formData(): Promise<FormData> {
-    const type = this.header('content-type') ?? '';
+    const type = this._header('content-type') ?? '';
     const kind = bodyKind(type);
     const form = new FormData();
     if (kind === 'urlencoded') {

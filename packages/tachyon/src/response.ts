@@ -220,8 +220,8 @@ export class Response {
     if (type === undefined || !c.filter(type) || this.getHeader('content-encoding') !== undefined || this.getHeader('content-range') !== undefined) return null;
     this._addVary('accept-encoding');
     const req = this._req;
-    if (c.skipCredentialed && (req.header('cookie') !== undefined || req.header('authorization') !== undefined)) return null;
-    return negotiateEncoding(req.header('accept-encoding'), c.encodings);
+    if (c.skipCredentialed && (req._header('cookie') !== undefined || req._header('authorization') !== undefined)) return null;
+    return negotiateEncoding(req._header('accept-encoding'), c.encodings);
   }
 
   /** @internal */

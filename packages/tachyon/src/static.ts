@@ -338,16 +338,16 @@ const UNSATISFIABLE = 3;
 
 /** What to answer: FULL/NOT_MODIFIED with `v` (the negotiated variant), PARTIAL (identity, rangeStart..rangeEnd) or UNSATISFIABLE. */
 function decide(e: Entry, v: Variant, req: Request<any>): number {
-  const inm = req.header('if-none-match');
+  const inm = req._header('if-none-match');
   if (inm !== undefined) {
     if (etagMatches(inm, v.etag)) return NOT_MODIFIED;
   } else if (e.lastModified !== undefined) {
-    const ims = req.header('if-modified-since');
+    const ims = req._header('if-modified-since');
     if (ims !== undefined && notModifiedSince(ims, e)) return NOT_MODIFIED;
   }
-  const range = req.header('range');
+  const range = req._header('range');
   if (range === undefined) return FULL;
-  const ifRange = req.header('if-range');
+  const ifRange = req._header('if-range');
   if (ifRange !== undefined && !ifRangeMatches(ifRange, e)) return FULL;
   const r = parseRange(range, e.size);
   return r === RANGE_OK ? PARTIAL : r === RANGE_UNSATISFIABLE ? UNSATISFIABLE : FULL;
@@ -597,7 +597,7 @@ export async function createStatic(dir: string, options: StaticOptions = {}): Pr
   // ----- serving -----------------------------------------------------------------------
 
   function negotiate(e: Entry, req: Request<any>): Variant {
-    const ae = req.header('accept-encoding');
+    const ae = req._header('accept-encoding');
     let codes: Uint8Array;
     if (ae === undefined) codes = noPreference;
     else {
@@ -703,7 +703,7 @@ export async function createStatic(dir: string, options: StaticOptions = {}): Pr
     if (fb !== undefined && extensionOf(p) === '') {
       const m = req.method;
       if (m === 'GET' || m === 'HEAD') {
-        const accept = req.header('accept');
+        const accept = req._header('accept');
         if (accept !== undefined && accept.includes('text/html')) return serve(fb, req, res, 'Accept');
         res.header('vary', 'Accept');
       }

@@ -91,7 +91,7 @@ export interface UwsApp {
   head(pattern: string, handler: UwsHandler): UwsApp;
   options(pattern: string, handler: UwsHandler): UwsApp;
   any(pattern: string, handler: UwsHandler): UwsApp;
-  listen(host: string, port: number, cb: (socket: UwsListenSocket | false) => void): UwsApp;
+  listen(host: string, port: number, options: number, cb: (socket: UwsListenSocket | false) => void): UwsApp;
   addServerName(hostname: string, options: UwsAppOptions): UwsApp;
   /** Selects the router (per SNI server name) that later registrations go to. */
   domain(serverName: string): UwsApp;
@@ -106,6 +106,7 @@ export interface UwsPart {
 }
 
 interface UwsModule {
+  LIBUS_LISTEN_EXCLUSIVE_PORT: number;
   DISABLED: number;
   SHARED_COMPRESSOR: number;
   App(options?: UwsAppOptions): UwsApp;

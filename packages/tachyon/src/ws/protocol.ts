@@ -19,21 +19,16 @@ const NAME = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 const checkedTopics = new Set<string>();
 const checkedEvents = new Set<string>();
 
-export function isValidTopic(topic: unknown): topic is string {
-  if (typeof topic !== 'string') return false;
-  if (checkedTopics.has(topic)) return true;
-  if (topic.length < 1 || topic.length > 256 || !NAME.test(topic)) return false;
-  if (checkedTopics.size < 10_000) checkedTopics.add(topic);
+function isValidName(value: unknown, max: number, checked: Set<string>): value is string {
+  if (typeof value !== 'string') return false;
+  if (checked.has(value)) return true;
+  if (value.length < 1 || value.length > max || !NAME.test(value)) return false;
+  if (checked.size < 10_000) checked.add(value);
   return true;
 }
 
-export function isValidEventName(event: unknown): event is string {
-  if (typeof event !== 'string') return false;
-  if (checkedEvents.has(event)) return true;
-  if (event.length < 1 || event.length > 128 || !NAME.test(event)) return false;
-  if (checkedEvents.size < 10_000) checkedEvents.add(event);
-  return true;
-}
+export const isValidTopic = (topic: unknown): topic is string => isValidName(topic, 256, checkedTopics);
+export const isValidEventName = (event: unknown): event is string => isValidName(event, 128, checkedEvents);
 
 export function assertTopic(topic: string): void {
   if (!isValidTopic(topic)) throw new TypeError(`Invalid topic ${JSON.stringify(topic)}: 1-256 printable ASCII characters, no quotes or backslashes`);

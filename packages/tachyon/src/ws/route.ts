@@ -299,7 +299,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       try {
         req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : {}) as never;
         if (!originAllowed(b.allowedOrigins, req)) {
-          log.warn({ origin: req.header('origin'), host: req.header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
+          log.warn({ origin: req._header('origin'), host: req._header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
           throw new HttpError(403, 'Origin not allowed');
         }
         const decided = b.upgrade ? b.upgrade(req) : undefined;
@@ -368,12 +368,12 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
 
 /** Browsers send Origin on every WebSocket handshake; other clients usually don't. */
 function originAllowed(policy: WsBehavior<any, any>['allowedOrigins'], req: Request): boolean {
-  const origin = req.header('origin');
+  const origin = req._header('origin');
   if (origin === undefined || policy === '*') return true;
   if (Array.isArray(policy)) return policy.includes(origin);
   if (typeof policy === 'function') return policy(origin, req) === true;
   try {
-    return new URL(origin).host === req.header('host');
+    return new URL(origin).host === req._header('host');
   } catch {
     return false;
   }

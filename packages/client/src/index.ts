@@ -1,0 +1,433 @@
+// @tachyon/client: the browser/Node realtime client for Tachyon's WebSocket protocol
+// (docs/protocol.md). Zero dependencies; one closure per connection so that the
+// minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
+
+/** Connection state. `reconnecting` covers both the backoff wait and the retry itself. */
+export type Status = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+/** Details passed to `onStatus` listeners. */
+export interface StatusInfo {
+  /** Close code of the connection that just ended (reconnecting, closed). */
+  code?: number;
+  /** Close reason of the connection that just ended. */
+  reason?: string;
+  /** Milliseconds until the next connection attempt (reconnecting). */
+  delay?: number;
+  /** Number of consecutive failed attempts so far, this one included (reconnecting). */
+  attempt?: number;
+}
+
+/** One validation issue of a `VALIDATION` error reply. */
+export interface Issue {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * Every error this client produces or relays. `code` is the server's error code
+ * (`BAD_FRAME`, `UNKNOWN_EVENT`, `VALIDATION`, `HANDLER_ERROR`, `RATE_LIMITED`, ...) or
+ * one of the client's own: `TIMEOUT`, `QUEUE_FULL`, `CLOSED`, `CONNECTION_LOST`, `DENIED`.
+ */
+export class ClientError extends Error {
+  declare code: string;
+  /** Validation issues, for `VALIDATION` errors. */
+  declare issues?: Issue[];
+  /** The event name of the request that failed. */
+  declare event?: string;
+  /** The topic of a `DENIED` subscription. */
+  declare topic?: string;
+  constructor(code: string, message: string, extra?: { issues?: Issue[]; event?: string; topic?: string }) {
+    super(message);
+    this.name = code === 'TIMEOUT' ? 'TimeoutError' : 'ClientError';
+    this.code = code;
+    Object.assign(this, extra);
+  }
+}
+
+/** The parts of the WebSocket API this client uses (the browser's, Node's, or the `ws` package's). */
+export interface WebSocketLike {
+  readonly readyState: number;
+  binaryType: string;
+  send(data: string | ArrayBufferLike | ArrayBufferView | Blob): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: any) => unknown) | null;
+  onmessage: ((ev: any) => unknown) | null;
+  onclose: ((ev: any) => unknown) | null;
+}
+
+export type WebSocketConstructor = new (url: string | URL, protocols?: string | string[]) => WebSocketLike;
+
+export interface ClientOptions {
+  /** WebSocket implementation; defaults to `globalThis.WebSocket` (browsers, Node >= 22). */
+  WebSocket?: WebSocketConstructor;
+  /** Subprotocols passed to the WebSocket constructor. */
+  protocols?: string | string[];
+  /** Backoff: cap of the first retry delay, in ms (default 250). */
+  minDelay?: number;
+  /** Backoff: largest retry delay, in ms (default 10 000). */
+  maxDelay?: number;
+  /** Backoff: growth factor per failed attempt (default 2). */
+  factor?: number;
+  /** Consecutive failed attempts after which the client gives up and closes (default Infinity). */
+  maxRetries?: number;
+  /** Frames (requests, emits, raw sends) kept while offline (default 100). */
+  maxQueue?: number;
+  /** Default request timeout in ms, queue time included; 0 or Infinity disables it (default 10 000). */
+  timeout?: number;
+  /** Receives listener exceptions, error replies nobody waits for, and denied subscriptions without an `onDenied` hook. Default: console.error. */
+  onError?: (error: unknown) => void;
+}
+
+/** What a client → server event declares: the data it sends and the reply it gets. */
+export interface RequestSpec {
+  data?: unknown;
+  reply?: unknown;
+}
+
+/** Server → client events: event name → data type. */
+export type EventMap = Record<string, unknown>;
+/** Client → server events: event name → `{ data; reply }`. */
+export type RequestMap = Record<string, RequestSpec>;
+
+type Name<M> = keyof M & string;
+/** Data type of a client → server event (`undefined` when the spec declares none). */
+export type DataOf<S> = 'data' extends keyof S ? S[Extract<'data', keyof S>] : undefined;
+/** Reply type of a client → server event (`unknown` when the spec declares none). */
+export type ReplyOf<S> = S extends { reply?: infer T } ? T : unknown;
+type DataArg<D> = undefined extends D ? [data?: D] : [data: D];
+
+/** A topic listener: `(event, data)`, narrowed together, so `if (event === 'chat') data.text` type-checks. */
+export type TopicListener<E> = (...args: { [K in Name<E>]: [event: K, data: E[K]] }[Name<E>]) => void;
+
+export interface RequestOptions {
+  /** Overrides the client's `timeout` for this request (ms; 0 or Infinity disables it). */
+  timeout?: number;
+}
+
+export interface SubscribeOptions {
+  /** Called when the server denies the subscription (the topic is then dropped). */
+  onDenied?: (error: ClientError) => void;
+}
+
+export type Unsubscribe = () => void;
+
+export interface Live<E = EventMap, R = RequestMap> {
+  /** Current connection state. */
+  readonly status: Status;
+  /** Resolves on the first successful open; rejects if the client closes for good before. */
+  readonly ready: Promise<void>;
+  /** Every event published on `topic`. Subscribes (once per topic) and resubscribes after reconnects. */
+  subscribe(topic: string, listener: TopicListener<E>, options?: SubscribeOptions): Unsubscribe;
+  /** One event published on `topic`. */
+  on<K extends Name<E>>(topic: string, event: K, listener: (data: E[K]) => void, options?: SubscribeOptions): Unsubscribe;
+  /** One event sent directly to this socket (no topic). */
+  onEvent<K extends Name<E>>(event: K, listener: (data: E[K]) => void): Unsubscribe;
+  /** Sends an event and waits for its reply. Queued while offline. */
+  request<K extends Name<R>>(event: K, ...args: [...DataArg<DataOf<R[K]>>, options?: RequestOptions]): Promise<ReplyOf<R[K]>>;
+  /** Sends an event without waiting for (or asking for) a reply. Queued while offline; false when dropped. */
+  emit<K extends Name<R>>(event: K, ...args: DataArg<DataOf<R[K]>>): boolean;
+  /** Sends a raw frame to the server's `message` handler. Queued while offline; false when dropped. */
+  sendRaw(data: string | ArrayBufferLike | ArrayBufferView | Blob): boolean;
+  /** Frames that are not protocol frames: binary (ArrayBuffer) and other text (string). */
+  onMessage(listener: (data: string | ArrayBuffer) => void): Unsubscribe;
+  /** Status changes, and each scheduled retry while reconnecting. */
+  onStatus(listener: (status: Status, info: StatusInfo) => void): Unsubscribe;
+  /** Application-level ping; resolves with the round-trip time in ms. Also a barrier: every earlier frame has been handled. */
+  ping(options?: RequestOptions): Promise<number>;
+  /** Closes for good: no reconnect, pending requests reject with `CLOSED`. */
+  close(): void;
+}
+
+interface Pending {
+  /** Resolves the request. */
+  y: (v: any) => void;
+  /** Rejects the request. */
+  n: (e: ClientError) => void;
+  /** Event name (for errors). */
+  e: string;
+  /** Timeout timer. */
+  t: ReturnType<typeof setTimeout> | undefined;
+  /** Sent on the current socket (as opposed to waiting in the queue). */
+  s: boolean;
+}
+
+/** A topic's listeners and the ref of the last subscribe frame sent for it. */
+interface TopicEntry {
+  r: number;
+  l: Set<[(event: string, data: unknown) => void, ((e: ClientError) => void) | undefined]>;
+}
+
+type Frame = string | ArrayBufferLike | ArrayBufferView | Blob;
+
+/** Close codes after which the client does not reconnect (docs/protocol.md; the server's TERMINAL_CLOSE_CODES). */
+const TERMINAL = [1008, 4401, 4403];
+/** Most topics the server takes in one subscribe frame. */
+const BATCH = 1000;
+/** A connection that stayed open this long resets the backoff. */
+const STABLE_MS = 5000;
+const PROTOCOL_FRAME = /^\{"(?:topic|event|type)"/;
+
+/**
+ * Opens a realtime connection. `E` maps server → client event names to their data;
+ * `R` maps client → server event names to `{ data; reply }`.
+ */
+export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() => string | URL), options: ClientOptions = {}): Live<E, R> {
+  const {
+    WebSocket: WS = globalThis.WebSocket as unknown as WebSocketConstructor,
+    protocols,
+    minDelay = 250,
+    maxDelay = 10_000,
+    factor = 2,
+    maxRetries = Infinity,
+    maxQueue = 100,
+    timeout = 10_000,
+    onError = (e: unknown) => console.error(e),
+  } = options;
+
+  let status: Status = 'connecting';
+  let ws: WebSocketLike | undefined;
+  let ref = 0;
+  let attempt = 0;
+  let openedAt = 0;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  /** Frames waiting for an open socket: [frame, request ref or 0]. */
+  let queue: [Frame, number][] = [];
+  const topics = new Map<string, TopicEntry>();
+  const direct = new Map<string, Set<(data: unknown) => void>>();
+  const raw = new Set<(data: string | ArrayBuffer) => void>();
+  const statusFns = new Set<(status: Status, info: StatusInfo) => void>();
+  const pending = new Map<number, Pending>();
+  let readyYes!: () => void;
+  let readyNo!: (e: ClientError) => void;
+  const ready = new Promise<void>((y, n) => {
+    readyYes = y;
+    readyNo = n;
+  });
+  ready.catch(() => {}); // nobody awaiting `ready` is fine
+
+  const report = (e: unknown) => {
+    try {
+      onError(e);
+    } catch {}
+  };
+  /** Runs a listener; its exceptions go to onError, never into the socket handler. */
+  const call = (f: (...a: any[]) => void, ...args: unknown[]) => {
+    try {
+      f(...args);
+    } catch (e) {
+      report(e);
+    }
+  };
+  const add = <T>(set: Set<T>, item: T): Unsubscribe => {
+    set.add(item);
+    return () => void set.delete(item);
+  };
+  const isOpen = () => status === 'open';
+  const send = (frame: object) => ws!.send(JSON.stringify(frame));
+  const setStatus = (s: Status, info: StatusInfo = {}) => {
+    status = s;
+    for (const f of statusFns) call(f, s, info);
+  };
+
+  /** Sends now when open, else queues; false when the queue is full or the client closed. */
+  const out = (frame: Frame, r = 0): boolean => {
+    if (isOpen()) ws!.send(frame);
+    else if (status === 'closed' || queue.length >= maxQueue) return false;
+    else queue.push([frame, r]);
+    return true;
+  };
+
+  /** Settles request `r` with an error (and forgets it, queued frame included). */
+  const fail = (r: number, e: ClientError) => {
+    const p = pending.get(r);
+    if (p) {
+      pending.delete(r);
+      clearTimeout(p.t);
+      if (!p.s) queue = queue.filter((q) => q[1] !== r);
+      p.n(e);
+    }
+  };
+
+  /** Sends a frame that expects an answer with the same ref. */
+  const ask = (frame: { type: string; event?: string; data?: unknown }, ms = timeout) =>
+    new Promise<any>((y, n) => {
+      const e = frame.event ?? frame.type;
+      if (status === 'closed') return n(new ClientError('CLOSED', `Cannot send "${e}": the client is closed`, { event: e }));
+      const r = ++ref;
+      const text = JSON.stringify({ ...frame, ref: r });
+      if (!isOpen() && queue.length >= maxQueue) {
+        return n(new ClientError('QUEUE_FULL', `Cannot send "${e}": offline queue is full (${maxQueue})`, { event: e }));
+      }
+      pending.set(r, {
+        y,
+        n,
+        e,
+        s: isOpen(),
+        t: ms > 0 && ms < 2 ** 31 ? setTimeout(() => fail(r, new ClientError('TIMEOUT', `Request "${e}" timed out after ${ms} ms`, { event: e })), ms) : undefined,
+      });
+      out(text, r);
+    });
+
+  /** Every frame from the server. */
+  const onFrame = (d: string | ArrayBuffer) => {
+    let m: any;
+    if (typeof d === 'string' && PROTOCOL_FRAME.test(d)) {
+      try {
+        m = JSON.parse(d);
+      } catch {}
+    }
+    if (!m) {
+      for (const f of raw) call(f, d);
+      return;
+    }
+    const type = m.type;
+    if (type === undefined) {
+      if (m.topic === undefined) {
+        for (const f of direct.get(m.event) ?? []) call(f, m.data);
+      } else {
+        for (const [f] of topics.get(m.topic)?.l ?? []) call(f, m.event, m.data);
+      }
+      return;
+    }
+    const p = pending.get(m.ref);
+    if (type === 'reply' || type === 'pong') {
+      if (p) {
+        pending.delete(m.ref);
+        clearTimeout(p.t);
+        p.y(m.data);
+      }
+    } else if (type === 'error') {
+      const err = new ClientError(m.code, m.message, { issues: m.issues, event: p?.e });
+      if (p) fail(m.ref, err);
+      else report(err);
+    } else if (type === 'denied') {
+      const t = topics.get(m.topic);
+      if (t && t.r === m.ref) {
+        topics.delete(m.topic);
+        const err = new ClientError('DENIED', `Subscription to "${m.topic}" denied${m.reason ? `: ${m.reason}` : ''}`, { topic: m.topic });
+        let hooked = false;
+        for (const [, h] of t.l) if (h) (hooked = true), call(h, err);
+        if (!hooked) report(err);
+      }
+    }
+    // subscribed / unsubscribed: nothing to do
+  };
+
+  /** A terminal close: reject everything, never reconnect. */
+  const shutdown = (code: number, reason: string) => {
+    clearTimeout(retry);
+    const s = ws;
+    ws = undefined;
+    status = 'closed';
+    s?.close(1000);
+    queue = [];
+    const e = new ClientError('CLOSED', `Connection closed (code ${code}${reason ? `: ${reason}` : ''})`);
+    for (const r of [...pending.keys()]) fail(r, e);
+    readyNo(e);
+    setStatus('closed', { code, reason });
+  };
+
+  const lost = (code: number, reason: string) => {
+    ws = undefined;
+    if (openedAt && Date.now() - openedAt >= STABLE_MS) attempt = 0;
+    openedAt = 0;
+    if (TERMINAL.includes(code) || attempt >= maxRetries) return shutdown(code, reason);
+    // Requests already sent can no longer get their reply: the outcome is unknown.
+    for (const [r, p] of [...pending]) {
+      if (p.s) fail(r, new ClientError('CONNECTION_LOST', `Connection lost before the reply to "${p.e}" (code ${code})`, { event: p.e }));
+    }
+    // Full jitter. 4429 ("too slow") waits as if 4 attempts had failed, and at least half that cap.
+    const slow = code === 4429;
+    const cap = Math.min(maxDelay, minDelay * factor ** (slow ? Math.max(attempt, 4) : attempt));
+    const delay = Math.round(slow ? cap / 2 + (Math.random() * cap) / 2 : Math.random() * cap);
+    attempt++;
+    retry = setTimeout(() => {
+      try {
+        open();
+      } catch (e) {
+        report(e); // e.g. a `url` function that threw: try again later
+        lost(1006, '');
+      }
+    }, delay);
+    setStatus('reconnecting', { code, reason, delay, attempt });
+  };
+
+  const open = () => {
+    const s = (ws = new WS(typeof url === 'function' ? url() : url, protocols));
+    s.binaryType = 'arraybuffer';
+    s.onopen = () => {
+      if (s !== ws) return;
+      openedAt = Date.now();
+      status = 'open';
+      // One batch frame for every topic (per 1000), then the offline queue, in order.
+      if (topics.size) {
+        const r = ++ref;
+        const all = [...topics.keys()];
+        for (const t of topics.values()) t.r = r;
+        for (let i = 0; i < all.length; i += BATCH) send({ type: 'subscribe', topics: all.slice(i, i + BATCH), ref: r });
+      }
+      const q = queue;
+      queue = [];
+      for (const [frame, r] of q) {
+        const p = pending.get(r);
+        if (p) p.s = true;
+        s.send(frame);
+      }
+      readyYes();
+      setStatus('open');
+    };
+    s.onmessage = (ev: { data: string | ArrayBuffer }) => {
+      if (s === ws) onFrame(ev.data);
+    };
+    s.onclose = (ev: { code: number; reason: string }) => {
+      if (s === ws) lost(ev.code, ev.reason);
+    };
+  };
+
+  const listen = (topic: string, f: (event: string, data: unknown) => void, h?: (e: ClientError) => void): Unsubscribe => {
+    let t = topics.get(topic);
+    if (!t) {
+      topics.set(topic, (t = { r: 0, l: new Set() }));
+      if (isOpen()) send({ type: 'subscribe', topic, ref: (t.r = ++ref) });
+    }
+    const entry: [typeof f, typeof h] = [f, h];
+    const entryTopic = t;
+    entryTopic.l.add(entry);
+    return () => {
+      if (entryTopic.l.delete(entry) && !entryTopic.l.size && topics.get(topic) === entryTopic) {
+        topics.delete(topic);
+        if (isOpen()) send({ type: 'unsubscribe', topic });
+      }
+    };
+  };
+
+  open();
+
+  const live: Live = {
+    get status() {
+      return status;
+    },
+    ready,
+    subscribe: (topic, listener, o) => listen(topic, listener, o?.onDenied),
+    on: (topic, event, listener, o) => listen(topic, (e, d) => e === event && listener(d), o?.onDenied),
+    onEvent(event, listener) {
+      let set = direct.get(event);
+      if (!set) direct.set(event, (set = new Set()));
+      return add(set, listener);
+    },
+    request: (event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o?.timeout),
+    emit: (event: string, data?: unknown) => out(JSON.stringify({ type: 'event', event, data })),
+    sendRaw: (data) => out(data),
+    onMessage: (listener) => add(raw, listener),
+    onStatus: (listener) => add(statusFns, listener),
+    async ping(o) {
+      const t = Date.now();
+      await ask({ type: 'ping' }, o?.timeout);
+      return Date.now() - t;
+    },
+    close() {
+      if (status !== 'closed') shutdown(1000, '');
+    },
+  };
+  return live as Live<any, any>;
+}
