@@ -12,4 +12,6 @@ console.log(`node ${process.version} (${process.execPath})`);
 run('tsc', ['-b', 'packages/tachyon', 'packages/client']);
 run('tsc', ['-p', 'packages/tachyon/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
+// The benchmark's native load generator: frame encoding/decoding, handshake, Engine.IO parsing.
+run('cargo', ['test', '--release', '--quiet', '--manifest-path', 'bench/loadgen/Cargo.toml']);
 run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/*.test.ts', 'scripts/*.test.mjs', ...process.argv.slice(2)]);
