@@ -18,3 +18,4 @@ export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from '
 export { Socket, type SendResult } from './ws/socket.ts';
 export type { WsBehavior, WsEvent } from './ws/route.ts';
 export { TERMINAL_CLOSE_CODES } from './ws/protocol.ts';
+export type { MultipartLimits, MultipartPart } from './multipart.ts';

@@ -5,6 +5,7 @@ import { BodyReader, bodyKind, parseJson } from './body.ts';
 import { parseCookies, unsignCookieValue } from './cookies.ts';
 import { HttpError } from './errors.ts';
 import { dict } from './dict.ts';
+import { parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
 import type { Response } from './response.ts';
 import type { Settings } from './settings.ts';
@@ -218,6 +219,17 @@ export class Request<T extends RouteTypes = {}> {
       else form.append(part.name, data.toString('utf8'));
     }
     return form;
+  }
+
+  /**
+   * Streams a multipart/form-data body part by part (busboy): fields as strings, files as
+   * Readables. For uploads too large for formData(). Limits past which it throws 413:
+   * fileSize (default: the body limit), files (10), fields (100), fieldSize (64 KiB).
+   */
+  multipart(limits: MultipartLimits = {}): AsyncGenerator<MultipartPart> {
+    const type = this._header('content-type') ?? '';
+    if (bodyKind(type) !== 'multipart') throw new HttpError(415, 'Expected a multipart/form-data body');
+    return parseMultipart(type, this, limits, this._bodyLimit);
   }
 
   /** Iterates the body chunk by chunk with backpressure: the socket pauses while you work. */
