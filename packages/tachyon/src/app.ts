@@ -209,6 +209,7 @@ export class App extends Router {
   static(urlPrefix: string, dir: string, options: StaticOptions = {}): this {
     const base = urlPrefix === '/' ? '' : urlPrefix.replace(/\/+$/, '');
     if (base !== '' && !base.startsWith('/')) throw new TypeError(`Static prefix must start with "/": ${urlPrefix}`);
+    if (this.uws) throw new Error('app.static() must be called before listen()');
     const notFound = options.notFound ?? ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
     // Files carry their own precompressed variants and validators: no dynamic compression,
     // and no dedup (a 304 or 206 for one client must never reach another).

@@ -115,3 +115,34 @@ app.get('/cached', { dedup: true, compress: { threshold: 512 } }, () => 'x');
 // @ts-expect-error: dedup is a boolean
 app.get('/cached2', { dedup: 'yes' }, () => 'x');
 app.mount('/svelte', async (request, ctx) => new Response(`${request.method} ${ctx.ip}`), { dedup: true, stripPrefix: true });
+
+// WebSocket routes: ws.data from upgrade(), event data from each event's schema.
+app.ws('/live', {
+  upgrade: async (req) => (req.header('x-user') ? { id: 1, name: 'ada' } : false),
+  open(ws) {
+    expectType<Equal<typeof ws.data, { id: number; name: string }>>(true);
+    // @ts-expect-error: not in the upgrade result
+    ws.data.role;
+  },
+  events: {
+    'chat:send': {
+      schema: z.object({ room: z.string(), text: z.string().max(500) }),
+      handler(ws, msg) {
+        expectType<Equal<typeof msg, { room: string; text: string }>>(true);
+        // @ts-expect-error: misspelled field
+        msg.txt;
+        return { ok: true };
+      },
+    },
+    ping: { handler: (ws, data) => expectType<Equal<typeof data, unknown>>(true) },
+  },
+  message(ws, data, isBinary) {
+    expectType<Equal<typeof data, ArrayBuffer>>(true);
+    expectType<Equal<typeof isBinary, boolean>>(true);
+  },
+});
+// @ts-expect-error: idleTimeout is a number
+app.ws('/bad', { idleTimeout: '5' });
+app.publish('room:1', 'chat', { text: 'hi' });
+const subs: number = app.subscribers('room:1');
+void subs;
