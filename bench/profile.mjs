@@ -1,16 +1,23 @@
 #!/usr/bin/env node
-// Profiles one bench server under load: `node bench/profile.mjs tachyon /users/42?fields=a,b [seconds]`
-// (static: `node bench/profile.mjs tachyon /static/file-4k.txt`).
-// Runs the server pinned to CPU 0 with --cpu-prof, wrk pinned to CPU 1, then prints the
-// functions with the most self time. The .cpuprofile is kept for Chrome DevTools.
+// Profiles one bench server under load and prints the functions with the most self time.
+//
+//   node bench/profile.mjs tachyon /users/42?fields=a,b [seconds]    # a URL path, GET with wrk
+//   node bench/profile.mjs tachyon http-realistic-post [seconds]     # a suite scenario (bench/lib/scenarios.mjs)
+//   node bench/profile.mjs tachyon ws-fanout [seconds]               # WebSocket scenarios use bench/loadgen
+//
+// The server runs pinned to CPU 0 with --cpu-prof, the load generator pinned to CPU 1, after a
+// 1 s warm-up. The .cpuprofile is kept for Chrome DevTools. Node peers only.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStaticFixtures } from './static-fixtures.mjs';
+import { SCENARIOS } from './lib/scenarios.mjs';
+import { loadgenArgs, wrkArgs } from './lib/measure.mjs';
+import { LOADGEN_BIN, ensureLoadgen } from './lib/env.mjs';
 
-const [name = 'tachyon', path = '/', seconds = '5'] = process.argv.slice(2);
+const [name = 'tachyon', target = '/', seconds = '5'] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tachyon-prof-'));
 // The static scenarios' files (/static/file-4k.txt, /static/file-64k.txt), unless STATIC_DIR is given.
@@ -21,9 +28,21 @@ const server = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--c
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const port = await new Promise((resolve) => server.stdout.on('data', (d) => /READY (\d+)/.test(String(d)) && resolve(RegExp.$1)));
-spawnSync('taskset', ['-c', '1', 'wrk', '-t1', '-c100', '-d1s', `http://127.0.0.1:${port}${path}`]); // warm-up
-const wrk = spawnSync('taskset', ['-c', '1', 'wrk', '-t1', '-c100', `-d${seconds}s`, `http://127.0.0.1:${port}${path}`], { encoding: 'utf8' });
-console.log(wrk.stdout.split('\n').find((l) => l.startsWith('Requests/sec')));
+const pin = (argv) => ['-c', '1', ...argv];
+const scenario = SCENARIOS[target];
+if (scenario?.kind === 'ws') {
+  if (ensureLoadgen(console.log).error) throw new Error('bench/loadgen is not built');
+  const argv = loadgenArgs(target, name, port, { duration: Number(seconds), warmup: 1, hold: 1 }, { loadgenBin: LOADGEN_BIN });
+  const r = spawnSync('taskset', pin(argv), { encoding: 'utf8' });
+  const rep = JSON.parse(r.stdout.trim().split('\n').pop());
+  console.log(`${target}: ${rep.msgs_per_s ?? rep.delivered_per_s ?? rep.connect_rate} ${scenario.unit}, loadgen ${Math.round(rep.cpu_busy * 100)}% busy, ok ${rep.ok}`);
+} else {
+  const url = `http://127.0.0.1:${port}${scenario?.path ?? target}`;
+  const args = (s) => (scenario ? wrkArgs(target, url, s, false) : ['wrk', '-t1', '-c100', `-d${s}s`, url]);
+  spawnSync('taskset', pin(args(1))); // warm-up
+  const wrk = spawnSync('taskset', pin(args(Number(seconds))), { encoding: 'utf8' });
+  console.log(wrk.stdout.split('\n').find((l) => l.startsWith('Requests/sec')));
+}
 server.kill('SIGINT');
 await new Promise((r) => server.on('exit', r));
 

@@ -1,6 +1,6 @@
-// The framework under test.
+// The framework under test, through its public API only.
 import { App } from 'tachyon';
-import { Params, Query, userBody, portFromEnv, ready } from './shared.mjs';
+import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, WS_MAX_PAYLOAD } from './shared.mjs';
 
 const port = portFromEnv();
 const app = new App();
@@ -18,9 +18,39 @@ app.get('/users/:id', { params: Params, query: Query }, mw, (req) =>
   userBody(req.params.id, req.query.fields),
 );
 
+app.post('/users', { body: UserCreate }, mw, (req, res) => res.status(201).json(createdBody(req.body)));
+
 // Static scenarios: the files the harness generated (bench/static-fixtures.mjs), with the
 // framework's defaults (in memory, precompressed variants, ETag, Last-Modified).
 if (process.env.STATIC_DIR) app.static('/static', process.env.STATIC_DIR);
+
+// WebSocket echo: frames that are not protocol frames reach `message` and go back as they came.
+app.ws('/echo', {
+  message(ws, data, isBinary) {
+    ws.sendRaw(data, isBinary);
+  },
+  maxPayloadLength: WS_MAX_PAYLOAD,
+  idleTimeout: 0,
+});
+
+// WebSocket fan-out with Tachyon's protocol: each socket is subscribed on open (the
+// loadgen's subscribe frame for the same topic is allowed by the default policy), and the
+// `bench:publish` event publishes its data to every subscriber as
+// {"topic":"bench","event":"bench","data":…}.
+app.ws('/fanout', {
+  open(ws) {
+    ws.subscribe('bench');
+  },
+  events: {
+    'bench:publish': {
+      handler(ws, data) {
+        app.publish('bench', 'bench', data);
+      },
+    },
+  },
+  maxPayloadLength: WS_MAX_PAYLOAD,
+  idleTimeout: 0,
+});
 
 const server = await app.listen({ port, host: '127.0.0.1' });
 ready(server.port);

@@ -3,7 +3,7 @@ import { hash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import uWS from 'uWebSockets.js';
-import { Params, Query, userBody, portFromEnv, ready } from './shared.mjs';
+import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, TOPIC, WS_MAX_BACKPRESSURE, WS_MAX_PAYLOAD } from './shared.mjs';
 
 const port = portFromEnv();
 const app = uWS.App();
@@ -62,6 +62,75 @@ app.get('/users/:id', (res, req) => {
   mw(res);
   res.writeHeader('content-type', 'application/json; charset=utf-8');
   res.end(body);
+});
+
+// POST /users: read the JSON body (at most 1 MiB), parse it, validate it with the same zod
+// schema, answer 201 with the created record. The request object is gone once the handler
+// returns, so the header is read first; the answer is corked because it is written from a
+// later callback.
+const BODY_LIMIT = 1 << 20;
+app.post('/users', (res, req) => {
+  const type = req.getHeader('content-type');
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  if (!type.startsWith('application/json')) {
+    res.cork(() => res.writeStatus('415 Unsupported Media Type').end());
+    return;
+  }
+  let chunks = [];
+  let size = 0;
+  res.onData((ab, isLast) => {
+    if (aborted || chunks === null) return;
+    size += ab.byteLength;
+    if (size > BODY_LIMIT) {
+      chunks = null;
+      res.cork(() => res.writeStatus('413 Payload Too Large').end());
+      return;
+    }
+    chunks.push(Buffer.from(ab.slice(0))); // the ArrayBuffer is only valid during this call
+    if (!isLast) return;
+    let parsed;
+    try {
+      parsed = UserCreate.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+    } catch {
+      parsed = { success: false };
+    }
+    res.cork(() => {
+      if (!parsed.success) {
+        res.writeStatus('400 Bad Request').writeHeader('content-type', 'application/json; charset=utf-8').end('{"error":"Bad Request"}');
+        return;
+      }
+      res.writeStatus('201 Created');
+      mw(res);
+      res.writeHeader('content-type', 'application/json; charset=utf-8').end(JSON.stringify(createdBody(parsed.data)));
+    });
+  });
+});
+
+// WebSocket echo: every message back with the same binary flag.
+app.ws('/echo', {
+  maxPayloadLength: WS_MAX_PAYLOAD,
+  maxBackpressure: WS_MAX_BACKPRESSURE,
+  idleTimeout: 0,
+  message: (ws, message, isBinary) => {
+    ws.send(message, isBinary);
+  },
+});
+
+// WebSocket fan-out: every connection subscribes to the topic on open, and every message
+// received is published to it (app.publish: the sender gets it too).
+app.ws('/fanout', {
+  maxPayloadLength: WS_MAX_PAYLOAD,
+  maxBackpressure: WS_MAX_BACKPRESSURE,
+  idleTimeout: 0,
+  open: (ws) => {
+    ws.subscribe(TOPIC);
+  },
+  message: (ws, message, isBinary) => {
+    app.publish(TOPIC, message, isBinary);
+  },
 });
 
 // Static scenarios: the files of STATIC_DIR read once into Buffers, with every header

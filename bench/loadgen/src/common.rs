@@ -27,11 +27,14 @@ pub struct Common {
     pub threads: usize,
     /// No progress lines on stderr.
     pub quiet: bool,
+    /// The server's pid: its CPU time over the measured window is reported (`server_cpu`),
+    /// and its memory in `connections` mode.
+    pub server_pid: Option<u32>,
 }
 
 impl Common {
     pub fn new(url: &str, protocol: Protocol) -> Common {
-        Common { url: url.to_string(), protocol, sources: Vec::new(), connect_concurrency: 64, setup_timeout_s: 30.0, threads: 1, quiet: false }
+        Common { url: url.to_string(), protocol, sources: Vec::new(), connect_concurrency: 64, setup_timeout_s: 30.0, threads: 1, quiet: false, server_pid: None }
     }
 
     pub fn source(&self, i: usize) -> Option<IpAddr> {
@@ -138,13 +141,15 @@ pub struct Clock {
     measure_end: Instant,
     pub cpu_start: Option<crate::CpuMark>,
     pub cpu_end: Option<crate::CpuMark>,
+    server_pid: Option<u32>,
     next_tick: Instant,
 }
 
 impl Clock {
-    pub fn new(w: Window) -> Clock {
+    pub fn new(w: Window, server_pid: Option<u32>) -> Clock {
         Clock {
             w,
+            server_pid,
             measure_start: crate::instant_at(w.measure_start),
             measure_end: crate::instant_at(w.measure_end),
             cpu_start: None,
@@ -180,10 +185,10 @@ impl Clock {
         }
         let now = Instant::now();
         if self.cpu_start.is_none() && now >= self.measure_start {
-            self.cpu_start = Some(crate::CpuMark::now());
+            self.cpu_start = Some(crate::CpuMark::now_with(self.server_pid));
         }
         if self.cpu_end.is_none() && now >= self.measure_end {
-            self.cpu_end = Some(crate::CpuMark::now());
+            self.cpu_end = Some(crate::CpuMark::now_with(self.server_pid));
         }
         if now >= self.next_tick {
             self.next_tick = now + Duration::from_secs(1);
@@ -192,12 +197,21 @@ impl Clock {
         false
     }
 
+    /// The server's CPU over the measured window (null without `--server-pid`).
+    pub fn server_cpu_report(&self) -> J {
+        let Some(start) = self.cpu_start else {
+            return J::Null;
+        };
+        let end = self.cpu_end.unwrap_or_else(|| crate::CpuMark::now_with(self.server_pid));
+        start.server_report(&end)
+    }
+
     /// CPU report for the measured window (or as much of it as ran).
     pub fn cpu_report(&self) -> J {
         let Some(start) = self.cpu_start else {
             return J::obj().set("busy", J::Null);
         };
-        let end = self.cpu_end.unwrap_or_else(crate::CpuMark::now);
+        let end = self.cpu_end.unwrap_or_else(|| crate::CpuMark::now_with(self.server_pid));
         start.report(&end)
     }
 }

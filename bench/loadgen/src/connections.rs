@@ -22,12 +22,11 @@ pub struct ConnectionsConfig {
     pub count: usize,
     /// Seconds to keep the connections open once all are set up (RSS is read after it).
     pub hold_s: f64,
-    pub server_pid: Option<u32>,
 }
 
 impl ConnectionsConfig {
     pub fn new(common: Common) -> ConnectionsConfig {
-        ConnectionsConfig { common, count: 1000, hold_s: 1.0, server_pid: None }
+        ConnectionsConfig { common, count: 1000, hold_s: 1.0 }
     }
 }
 
@@ -121,13 +120,13 @@ pub async fn run(cfg: ConnectionsConfig) -> J {
             "warning: {per_source} connections per source address to one server port may exhaust the ephemeral ports (see --sources)"
         ));
     }
-    let pid = cfg.server_pid.map(|p| p.to_string());
+    let pid = cfg.common.server_pid.map(|p| p.to_string());
     let rss_before = pid.as_deref().and_then(rss_kb);
     let shared = Arc::new(Shared::default());
     let (stop_tx, stop_rx) = watch::channel(false);
     let next = Arc::new(AtomicUsize::new(0));
     let shards = LatencyShards::new(1);
-    let cpu0 = CpuMark::now();
+    let cpu0 = CpuMark::now_with(cfg.common.server_pid);
     let t0 = Instant::now();
     let workers: Vec<_> = (0..cfg.common.connect_concurrency.max(1).min(cfg.count.max(1)))
         .map(|w| {
@@ -177,7 +176,9 @@ pub async fn run(cfg: ConnectionsConfig) -> J {
         let _ = w.await;
     }
     let connect_s = t0.elapsed().as_secs_f64();
-    let cpu = cpu0.report(&CpuMark::now());
+    let cpu1 = CpuMark::now_with(cfg.common.server_pid);
+    let cpu = cpu0.report(&cpu1);
+    let server_cpu = cpu0.server_report(&cpu1);
     let established = shared.established.load(Ordering::Relaxed);
     let failed = shared.failed.load(Ordering::Relaxed);
     cfg.common.say(format!("connect phase: {established} open, {failed} failed in {connect_s:.2}s; holding {}s", cfg.hold_s));
@@ -198,7 +199,7 @@ pub async fn run(cfg: ConnectionsConfig) -> J {
     report.insert("connect_latency_us", latency_report(&shards.merged()));
     report.insert("still_open", still_open);
     report.insert("closed_by_server", shared.closed_by_server.load(Ordering::Relaxed));
-    report.insert("server_pid", cfg.server_pid.map(|p| p as u64));
+    report.insert("server_pid", cfg.common.server_pid.map(|p| p as u64));
     report.insert("server_rss_before_kb", rss_before);
     report.insert("server_rss_after_kb", rss_after);
     let per_conn = match (rss_before, rss_after) {
@@ -211,8 +212,9 @@ pub async fn run(cfg: ConnectionsConfig) -> J {
     errors.report_into(&mut report);
     report.insert("cpu_busy", cpu.get("busy").cloned().unwrap_or(J::Null));
     report.insert("cpu", cpu);
-    if cfg.server_pid.is_some() && (rss_before.is_none() || rss_after.is_none()) {
-        fail(&mut report, format!("could not read VmRSS of server pid {}", cfg.server_pid.unwrap_or(0)));
+    report.insert("server_cpu", server_cpu);
+    if cfg.common.server_pid.is_some() && (rss_before.is_none() || rss_after.is_none()) {
+        fail(&mut report, format!("could not read VmRSS of server pid {}", cfg.common.server_pid.unwrap_or(0)));
     }
     if failed > 0 {
         fail(&mut report, format!("{failed} of {} connections failed", cfg.count));

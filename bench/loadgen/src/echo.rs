@@ -281,7 +281,7 @@ pub async fn run(cfg: EchoConfig) -> J {
 
     let w = Window::new(now_ns(), cfg.warmup_s, cfg.duration_s);
     barrier.start_tx.send_replace(Some(w));
-    let mut clock = Clock::new(w);
+    let mut clock = Clock::new(w, cfg.common.server_pid);
     let mut last_rx = 0u64;
     let mut last_at = Instant::now();
     loop {
@@ -330,6 +330,7 @@ pub async fn run(cfg: EchoConfig) -> J {
     let cpu = clock.cpu_report();
     report.insert("cpu_busy", cpu.get("busy").cloned().unwrap_or(J::Null));
     report.insert("cpu", cpu);
+    report.insert("server_cpu", clock.server_cpu_report());
     if connected < cfg.connections {
         fail(&mut report, format!("{} of {} connections failed to set up", cfg.connections - connected, cfg.connections));
     }

@@ -33,6 +33,9 @@ pub struct FanoutConfig {
     /// Milliseconds between the bursts of one sender; 0: next burst as soon as the previous
     /// one has been written to the socket.
     pub interval_ms: f64,
+    /// Flow control: at most this many of a sender's bursts may be on their way (sent, not yet
+    /// received back by the sender, which is a subscriber too). 0: no limit.
+    pub window: usize,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub drain_s: f64,
@@ -44,6 +47,12 @@ pub struct FanoutConfig {
     pub publish_event: String,
     pub deliver_event: String,
     pub join_event: String,
+    /// Raw protocol only: senders send the Tachyon delivery envelope
+    /// `{"topic":T,"event":D,"data":<payload>}` and receivers expect it back, so that a raw
+    /// forwarding server delivers exactly the bytes a Tachyon server would.
+    pub envelope: bool,
+    /// (prefix, suffix) of a delivery, for the fast path (set by `run`).
+    fast: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl FanoutConfig {
@@ -55,6 +64,7 @@ impl FanoutConfig {
             senders_subscribe: true,
             burst: 10,
             interval_ms: 100.0,
+            window: 0,
             duration_s: 5.0,
             warmup_s: 1.0,
             drain_s: 3.0,
@@ -64,7 +74,25 @@ impl FanoutConfig {
             publish_event: "bench:publish".into(),
             deliver_event: "bench".into(),
             join_event: "join".into(),
+            envelope: false,
+            fast: None,
         }
+    }
+
+    /// Receives `{"topic":T,"event":D,"data":…}` deliveries (Tachyon, or raw with `--envelope`).
+    fn tachyon_deliveries(&self) -> bool {
+        self.common.protocol == Protocol::Tachyon || (self.common.protocol == Protocol::Raw && self.envelope)
+    }
+
+    /// The fixed bytes around the payload of a delivery, when they are known in advance.
+    fn delivery_shape(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        if self.tachyon_deliveries() {
+            return Some((format!("{{\"topic\":\"{}\",\"event\":\"{}\",\"data\":", self.topic, self.deliver_event).into_bytes(), b"}".to_vec()));
+        }
+        if self.common.protocol == Protocol::SocketIo {
+            return Some((format!("42[\"{}\",", self.deliver_event).into_bytes(), b"]".to_vec()));
+        }
+        None
     }
 
     pub fn total_connections(&self) -> usize {
@@ -88,6 +116,7 @@ impl FanoutConfig {
     fn write_message(&self, c: &mut Conn, p: &Payload) {
         match self.common.protocol {
             Protocol::Raw if self.binary => c.io.send_with(OP_BINARY, |b| proto::write_raw_binary_fanout(b, p, self.size)),
+            Protocol::Raw if self.envelope => c.io.send_with(OP_TEXT, |b| proto::write_tachyon_delivery(b, &self.topic, &self.deliver_event, p, self.size)),
             Protocol::Raw => c.io.send_with(OP_TEXT, |b| proto::write_json_payload(b, p, self.size)),
             Protocol::Tachyon => c.io.send_with(OP_TEXT, |b| proto::write_tachyon_event(b, &self.publish_event, p, self.size)),
             Protocol::SocketIo => c.io.send_with(OP_TEXT, |b| proto::write_sio_event(b, &self.publish_event, p, self.size)),
@@ -105,6 +134,7 @@ impl FanoutConfig {
         let payload = v.len();
         v.clear();
         match self.common.protocol {
+            Protocol::Raw if self.envelope => proto::write_tachyon_delivery(&mut v, &self.topic, &self.deliver_event, &p, self.size),
             Protocol::Raw => return (payload, payload),
             Protocol::Tachyon => proto::write_tachyon_event(&mut v, &self.publish_event, &p, self.size),
             Protocol::SocketIo => proto::write_sio_event(&mut v, &self.publish_event, &p, self.size),
@@ -127,6 +157,12 @@ impl FanoutConfig {
         }
         if self.binary && self.common.protocol != Protocol::Raw {
             return Err("--binary is only supported with --protocol raw".into());
+        }
+        if self.window > 0 && !self.senders_subscribe {
+            return Err("--window needs the senders to be subscribers (not --extra-senders)".into());
+        }
+        if self.envelope && (self.common.protocol != Protocol::Raw || self.binary) {
+            return Err("--envelope is only for --protocol raw text messages".into());
         }
         let printable = |s: &str| !s.is_empty() && s.bytes().all(|b| (0x21..=0x7E).contains(&b) && b != b'"' && b != b'\\');
         for (what, v) in [("topic", &self.topic), ("event", &self.publish_event), ("event", &self.deliver_event), ("event", &self.join_event)] {
@@ -168,21 +204,32 @@ enum Rx {
     Ignore,
 }
 
+fn parse_tachyon_delivery(cfg: &FanoutConfig, m: &[u8]) -> Result<Rx, String> {
+    match proto::parse_tachyon(m)? {
+        TachyonIn::Event { topic, event, data } => {
+            if event != cfg.deliver_event.as_str() || topic.as_deref() != Some(cfg.topic.as_str()) {
+                return Ok(Rx::Ignore);
+            }
+            let data = data.ok_or("bench event without data")?;
+            proto::parse_json_payload(data).map(Rx::Msg).ok_or_else(|| "event data is not a payload object".into())
+        }
+        TachyonIn::Control { kind, reason, .. } if kind == "error" || kind == "denied" => Err(format!("server answered {kind}: {}", reason.unwrap_or_default())),
+        TachyonIn::Control { .. } => Ok(Rx::Ignore),
+    }
+}
+
 fn parse_delivery(cfg: &FanoutConfig, ev: &Event<'_>, pong: &mut Option<Vec<u8>>) -> Result<Rx, String> {
+    // Fast path: a delivery of exactly the expected shape (compared byte for byte).
+    if let (Some((prefix, suffix)), Event::Text(m)) = (&cfg.fast, ev) {
+        if let Some(data) = proto::enveloped(m, prefix, suffix) {
+            return proto::parse_json_payload(data).map(Rx::Msg).ok_or_else(|| "event data is not a payload object".into());
+        }
+    }
     match (cfg.common.protocol, ev) {
+        (Protocol::Raw, Event::Text(m)) if cfg.envelope => parse_tachyon_delivery(cfg, m),
         (Protocol::Raw, Event::Text(m)) => proto::parse_json_payload(m).map(Rx::Msg).ok_or_else(|| format!("not a payload object: {:?}", String::from_utf8_lossy(&m[..m.len().min(80)]))),
         (Protocol::Raw, Event::Binary(m)) => proto::parse_raw_binary_fanout(m).map(Rx::Msg).ok_or_else(|| format!("binary message of {} bytes is too short", m.len())),
-        (Protocol::Tachyon, Event::Text(m)) => match proto::parse_tachyon(m)? {
-            TachyonIn::Event { topic, event, data } => {
-                if event != cfg.deliver_event.as_str() || topic.as_deref() != Some(cfg.topic.as_str()) {
-                    return Ok(Rx::Ignore);
-                }
-                let data = data.ok_or("bench event without data")?;
-                proto::parse_json_payload(data).map(Rx::Msg).ok_or_else(|| "event data is not a payload object".into())
-            }
-            TachyonIn::Control { kind, reason, .. } if kind == "error" || kind == "denied" => Err(format!("server answered {kind}: {}", reason.unwrap_or_default())),
-            TachyonIn::Control { .. } => Ok(Rx::Ignore),
-        },
+        (Protocol::Tachyon, Event::Text(m)) => parse_tachyon_delivery(cfg, m),
         (Protocol::SocketIo, Event::Text(m)) => match proto::parse_eio(m)? {
             Eio::Ping(p) => {
                 let mut v = b"3".to_vec();
@@ -276,7 +323,10 @@ async fn conn_task(mut t: Task) -> TaskOut {
             sending = false;
             t.shared.senders_done.fetch_add(1, Ordering::SeqCst);
         }
-        if sending && c.io.pending_out() == 0 && now >= next_burst {
+        // Flow control: the sender's own messages come back to it; wait for all but
+        // `window` bursts of them before sending more.
+        let window_open = cfg.window == 0 || sender.is_none() || seq - last_seq[sid as usize] < (cfg.window * cfg.burst) as u64;
+        if sending && window_open && c.io.pending_out() == 0 && now >= next_burst {
             // One timestamp per burst: the messages of a burst leave in one write.
             let ts = now_ns();
             for _ in 0..cfg.burst {
@@ -311,7 +361,7 @@ async fn conn_task(mut t: Task) -> TaskOut {
         }
         if !read_now {
             let deadline = if sending {
-                Some(crate::instant_at(if c.io.pending_out() == 0 { next_burst.min(w.measure_end) } else { w.measure_end }))
+                Some(crate::instant_at(if c.io.pending_out() == 0 && window_open { next_burst.min(w.measure_end) } else { w.measure_end }))
             } else {
                 None
             };
@@ -423,7 +473,8 @@ async fn conn_task(mut t: Task) -> TaskOut {
 }
 
 /// Run the fan-out load and return the report.
-pub async fn run(cfg: FanoutConfig) -> J {
+pub async fn run(mut cfg: FanoutConfig) -> J {
+    cfg.fast = cfg.delivery_shape();
     let mut report = cfg.common.report_head("fanout");
     let (payload_bytes, message_bytes) = cfg.sizes();
     report.insert("subscribers", cfg.subscribers);
@@ -432,9 +483,11 @@ pub async fn run(cfg: FanoutConfig) -> J {
     report.insert("connections", cfg.total_connections());
     report.insert("burst", cfg.burst);
     report.insert("interval_ms", J::num(cfg.interval_ms, 3));
+    report.insert("window", cfg.window);
     report.insert("topic", cfg.topic.as_str());
     report.insert("size", cfg.size);
     report.insert("binary", cfg.binary);
+    report.insert("envelope", cfg.envelope);
     report.insert("payload_bytes", payload_bytes);
     report.insert("message_bytes", message_bytes);
     report.insert("warmup_s", J::num(cfg.warmup_s, 3));
@@ -481,7 +534,7 @@ pub async fn run(cfg: FanoutConfig) -> J {
 
     let w = Window::new(now_ns(), cfg.warmup_s, cfg.duration_s);
     barrier.start_tx.send_replace(Some(w));
-    let mut clock = Clock::new(w);
+    let mut clock = Clock::new(w, cfg.common.server_pid);
     let drain_end = crate::instant_at(w.measure_end + crate::secs_to_ns(cfg.drain_s));
     let (mut last_sent, mut last_del, mut last_at) = (0u64, 0u64, Instant::now());
     let mut drain_timed_out = false;
@@ -562,6 +615,7 @@ pub async fn run(cfg: FanoutConfig) -> J {
     let cpu = clock.cpu_report();
     report.insert("cpu_busy", cpu.get("busy").cloned().unwrap_or(J::Null));
     report.insert("cpu", cpu);
+    report.insert("server_cpu", clock.server_cpu_report());
     if connected < total {
         fail(&mut report, format!("{} of {} connections failed to set up", total - connected, total));
     }

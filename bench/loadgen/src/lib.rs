@@ -124,18 +124,53 @@ pub fn cpu_times() -> (f64, f64) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
-/// A CPU and wall clock reading, to report the loadgen's own load over a window.
+/// utime + stime of another process (all its threads), in seconds, from /proc/PID/stat.
+pub fn proc_cpu_s(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may contain spaces): state is field 3.
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let utime: u64 = f.get(14 - 3)?.parse().ok()?;
+    let stime: u64 = f.get(15 - 3)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let tck = if tck > 0 { tck as f64 } else { 100.0 };
+    Some((utime + stime) as f64 / tck)
+}
+
+/// A CPU and wall clock reading, to report the loadgen's own load over a window (and the
+/// server's, when its pid is known).
 #[derive(Debug, Clone, Copy)]
 pub struct CpuMark {
     pub wall: Instant,
     pub user: f64,
     pub sys: f64,
+    /// The server's CPU seconds (utime + stime), when a server pid was given and readable.
+    pub server: Option<f64>,
 }
 
 impl CpuMark {
     pub fn now() -> CpuMark {
+        Self::now_with(None)
+    }
+
+    pub fn now_with(server_pid: Option<u32>) -> CpuMark {
+        let server = server_pid.and_then(proc_cpu_s);
         let (user, sys) = cpu_times();
-        CpuMark { wall: Instant::now(), user, sys }
+        CpuMark { wall: Instant::now(), user, sys, server }
+    }
+
+    /// `server_cpu` report fields: the server's CPU seconds and busy fraction over the
+    /// interval from `self` to `end` (null without a server pid).
+    pub fn server_report(&self, end: &CpuMark) -> J {
+        let wall = end.wall.duration_since(self.wall).as_secs_f64();
+        match (self.server, end.server) {
+            (Some(a), Some(b)) => J::obj()
+                .set("cpu_s", J::num(b - a, 3))
+                .set("busy", if wall >= 0.001 { J::num((b - a) / wall, 3) } else { J::Null })
+                .set("wall_s", J::num(wall, 3)),
+            _ => J::Null,
+        }
     }
 
     /// Report fields for the interval from `self` to `end`.

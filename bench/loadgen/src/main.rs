@@ -19,21 +19,25 @@ modes:
                --duration S (5) --warmup S (1) --drain S (2)
   fanout       subscribers on one topic, some of them sending bursts
                --subscribers N (50) --senders S (10) --burst B (10) --interval-ms I (100; 0 = as fast
-               as the socket takes) --duration S (5) --warmup S (1) --drain S (3) --topic NAME (bench)
+               as the socket takes) --window W (0: none; at most W bursts of a sender on their way)
+               --duration S (5) --warmup S (1) --drain S (3) --topic NAME (bench)
                --size BYTES (64) --binary (raw only) --senders-subscribe (default: senders are the
                first S subscribers) | --extra-senders (S more connections that only send)
                --publish-event NAME (bench:publish) --deliver-event NAME (bench) --join-event NAME (join)
+               --envelope (raw only: send and expect the Tachyon delivery envelope)
   connections  open N idle connections and hold them
-               --count N (1000) --hold S (1) --server-pid PID
+               --count N (1000) --hold S (1)
 
 common options:
   --protocol raw|tachyon|socketio (raw)   --sources IP,IP,...   --threads N (1: current-thread runtime)
   --connect-concurrency N (64)   --setup-timeout S (30)   --quiet
+  --server-pid PID   report that process's CPU time over the measured window (server_cpu);
+                     connections mode also reads its VmRSS
 
 Prints one JSON object on stdout; progress goes to stderr. Exit status: 0 when the report
 says ok, 1 when it does not, 2 for bad arguments.";
 
-const FLAGS: &[&str] = &["binary", "text", "senders-subscribe", "extra-senders", "quiet", "help"];
+const FLAGS: &[&str] = &["envelope", "binary", "text", "senders-subscribe", "extra-senders", "quiet", "help"];
 
 struct Args {
     values: HashMap<String, String>,
@@ -110,6 +114,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
     common.connect_concurrency = a.num("connect-concurrency", 64usize)?.max(1);
     common.setup_timeout_s = a.secs("setup-timeout", 30.0)?;
     common.quiet = a.flag("quiet");
+    common.server_pid = a.take("server-pid").map(|p| p.parse().map_err(|_| format!("--server-pid: bad pid {p:?}"))).transpose()?;
     if a.flag("binary") && a.flag("text") {
         return Err("--binary and --text exclude each other".into());
     }
@@ -131,6 +136,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             c.senders = a.num("senders", c.senders)?;
             c.burst = a.num("burst", c.burst)?;
             c.interval_ms = a.secs("interval-ms", c.interval_ms)?;
+            c.window = a.num("window", c.window)?;
             c.duration_s = a.secs("duration", c.duration_s)?;
             c.warmup_s = a.secs("warmup", c.warmup_s)?;
             c.drain_s = a.secs("drain", c.drain_s)?;
@@ -140,6 +146,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
                 return Err("--extra-senders and --senders-subscribe exclude each other".into());
             }
             c.senders_subscribe = !a.flag("extra-senders");
+            c.envelope = a.flag("envelope");
             if let Some(t) = a.take("topic") {
                 c.topic = t;
             }
@@ -158,7 +165,6 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             let mut c = ConnectionsConfig::new(common);
             c.count = a.num("count", c.count)?;
             c.hold_s = a.secs("hold", c.hold_s)?;
-            c.server_pid = a.take("server-pid").map(|p| p.parse().map_err(|_| format!("--server-pid: bad pid {p:?}"))).transpose()?;
             Mode::Connections(c)
         }
         other => return Err(format!("unknown mode {other:?}")),

@@ -144,7 +144,7 @@ fn check_x(m: &[u8]) -> bool {
 }
 
 pub const RAW_BIN_ECHO_MIN: usize = 8;
-pub const RAW_TEXT_ECHO_MIN: usize = 16;
+pub const RAW_TEXT_ECHO_MIN: usize = 11;
 pub const RAW_BIN_FANOUT_MIN: usize = 20;
 
 /// Raw binary echo message: 8-byte little-endian timestamp, then padding.
@@ -161,20 +161,39 @@ pub fn parse_raw_binary_echo(m: &[u8], size: usize) -> Option<u64> {
     Some(u64::from_le_bytes(m[..8].try_into().ok()?))
 }
 
-/// Raw text echo message: the timestamp as 16 lowercase hex digits, then `x` padding.
+/// Base64url digits used for the raw text echo timestamp.
+const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Raw text echo message: the timestamp as 11 base64url digits (big-endian, 6 bits each; the
+/// first digit holds the top 4 bits), then `x` padding. 11 bytes is the smallest message.
 pub fn write_raw_text_echo(out: &mut Vec<u8>, t: u64, size: usize) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for i in (0..16).rev() {
-        out.push(HEX[((t >> (i * 4)) & 0xF) as usize]);
+    for i in (0..RAW_TEXT_ECHO_MIN).rev() {
+        out.push(B64URL[((t >> (i * 6)) & 0x3F) as usize]);
     }
-    out.resize(out.len() + size.saturating_sub(16), b'x');
+    out.resize(out.len() + size.saturating_sub(RAW_TEXT_ECHO_MIN), b'x');
 }
 
 pub fn parse_raw_text_echo(m: &[u8], size: usize) -> Option<u64> {
-    if m.len() != size.max(16) || !check_x(&m[16..]) {
+    if m.len() != size.max(RAW_TEXT_ECHO_MIN) || !check_x(&m[RAW_TEXT_ECHO_MIN..]) {
         return None;
     }
-    u64::from_str_radix(std::str::from_utf8(&m[..16]).ok()?, 16).ok()
+    let mut t: u64 = 0;
+    for (i, &c) in m[..RAW_TEXT_ECHO_MIN].iter().enumerate() {
+        let d = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        } as u64;
+        // The first digit carries only the top 4 bits of the 64.
+        if i == 0 && d > 0xF {
+            return None;
+        }
+        t = (t << 6) | d;
+    }
+    Some(t)
 }
 
 /// Raw binary fan-out message: t (u64 LE), s (u32 LE), n (u64 LE), then padding.
@@ -213,6 +232,29 @@ pub fn write_tachyon_event(out: &mut Vec<u8>, event: &str, p: &Payload, size: us
     out.extend_from_slice(b"\",\"data\":");
     write_json_payload(out, p, size);
     out.push(b'}');
+}
+
+/// `{"topic":"<topic>","event":"<event>","data":<payload>}`: what a Tachyon server delivers to
+/// the subscribers of a topic (and what raw peers get to forward in `fanout --envelope`).
+pub fn write_tachyon_delivery(out: &mut Vec<u8>, topic: &str, event: &str, p: &Payload, size: usize) {
+    out.extend_from_slice(b"{\"topic\":\"");
+    out.extend_from_slice(topic.as_bytes());
+    out.extend_from_slice(b"\",\"event\":\"");
+    out.extend_from_slice(event.as_bytes());
+    out.extend_from_slice(b"\",\"data\":");
+    write_json_payload(out, p, size);
+    out.push(b'}');
+}
+
+/// Fast path for a delivery of a known shape: when `m` is exactly `prefix`, one complete JSON
+/// value, then `suffix`, returns that value. The fixed parts are compared byte for byte, so
+/// this is a full check of the frame, without a general parse of the envelope.
+pub fn enveloped<'a>(m: &'a [u8], prefix: &[u8], suffix: &[u8]) -> Option<&'a [u8]> {
+    if m.len() < prefix.len() + suffix.len() || !m.starts_with(prefix) || !m.ends_with(suffix) {
+        return None;
+    }
+    let inner = &m[prefix.len()..m.len() - suffix.len()];
+    (json::skip_value(inner, 0).ok()? == inner.len()).then_some(inner)
 }
 
 /// A frame from a Tachyon server.
@@ -443,14 +485,46 @@ mod tests {
         assert_eq!(parse_raw_binary_echo(&long, 1000), None);
         let mut t = Vec::new();
         write_raw_text_echo(&mut t, 987654321, 32);
-        assert_eq!(t, b"000000003ade68b1xxxxxxxxxxxxxxxx");
+        assert_eq!(t, b"AAAAAA63mixxxxxxxxxxxxxxxxxxxxxx");
         assert_eq!(parse_raw_text_echo(&t, 32), Some(987654321));
         assert_eq!(parse_raw_text_echo(&t, 33), None);
+        for v in [0u64, 1, 987654321, u64::MAX, 1 << 63] {
+            let mut m = Vec::new();
+            write_raw_text_echo(&mut m, v, 11);
+            assert_eq!(m.len(), 11);
+            assert_eq!(parse_raw_text_echo(&m, 11), Some(v));
+        }
+        let mut bad = Vec::new();
+        write_raw_text_echo(&mut bad, 5, 11);
+        bad[0] = b'Z'; // more than 4 bits in the first digit
+        assert_eq!(parse_raw_text_echo(&bad, 11), None);
         let mut f = Vec::new();
         let p = Payload { s: 7, n: 99, t: 123456 };
         write_raw_binary_fanout(&mut f, &p, 64);
         assert_eq!(f.len(), 64);
         assert_eq!(parse_raw_binary_fanout(&f), Some(p));
+    }
+
+    #[test]
+    fn delivery_fast_path() {
+        let p = Payload { s: 3, n: 42, t: 777 };
+        let mut m = Vec::new();
+        write_tachyon_delivery(&mut m, "bench", "bench", &p, 64);
+        let prefix = br#"{"topic":"bench","event":"bench","data":"#;
+        let inner = enveloped(&m, prefix, b"}").expect("fast path");
+        assert_eq!(parse_json_payload(inner), Some(p));
+        match parse_tachyon(&m).unwrap() {
+            TachyonIn::Event { topic, event, data } => {
+                assert_eq!((topic.as_deref(), event.as_ref()), (Some("bench"), "bench"));
+                assert_eq!(data, Some(inner));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Not the exact shape: no fast path (the general parser decides).
+        assert_eq!(enveloped(br#"{"topic":"bench","event":"bench","data":{"s":1}} "#, prefix, b"}"), None);
+        assert_eq!(enveloped(br#"{"topic":"bench","event":"bench","data":{"s":1}x}"#, prefix, b"}"), None);
+        assert_eq!(enveloped(br#"{"topic":"other","event":"bench","data":{"s":1}}"#, prefix, b"}"), None);
+        assert_eq!(enveloped(br#"42["bench",{"s":1,"n":2,"t":3}]"#, br#"42["bench","#, b"]"), Some(&br#"{"s":1,"n":2,"t":3}"#[..]));
     }
 
     #[test]

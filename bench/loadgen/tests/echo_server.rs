@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use loadgen::common::Common;
 use loadgen::echo::{self, EchoConfig};
+use loadgen::fanout::{self, FanoutConfig};
 use loadgen::frame::{encode_frame, Decoder, Event, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT};
 use loadgen::handshake::{accept_key, head_end};
 use loadgen::json::J;
@@ -82,13 +83,16 @@ fn echo_mode_against_in_process_server() {
                 });
             }
         });
-        for binary in [false, true] {
+        // 16-bit and 64-bit lengths, and the smallest text message.
+        for (binary, size) in [(false, 70_000), (true, 300), (false, 11)] {
             let mut common = Common::new(&format!("ws://127.0.0.1:{port}/echo"), Protocol::Raw);
             common.quiet = true;
+            // Any pid will do: the test's own process stands in for the server.
+            common.server_pid = Some(std::process::id());
             let mut cfg = EchoConfig::new(common);
             cfg.connections = 4;
             cfg.inflight = 4;
-            cfg.size = if binary { 300 } else { 70_000 }; // 16-bit and 64-bit lengths
+            cfg.size = size;
             cfg.binary = binary;
             cfg.warmup_s = 0.1;
             cfg.duration_s = 0.4;
@@ -100,7 +104,31 @@ fn echo_mode_against_in_process_server() {
             let lat = r.get("latency_us").unwrap();
             assert!(lat.get("p50").and_then(J::as_f64).unwrap() > 0.0, "{r}");
             assert!(r.get("cpu_busy").and_then(J::as_f64).is_some(), "{r}");
+            assert!(r.get("server_cpu").and_then(|c| c.get("cpu_s")).and_then(J::as_f64).is_some(), "{r}");
+            assert_eq!(r.get("message_bytes").and_then(J::as_f64), Some(size as f64), "{r}");
         }
-        assert_eq!(PONGS.load(Ordering::Relaxed), 8, "every connection answers the server's ping");
+        assert_eq!(PONGS.load(Ordering::Relaxed), 12, "every connection answers the server's ping");
+
+        // An echo server is a correct fan-out server for one subscriber: its own messages come
+        // back to the sender. With --envelope they are Tachyon deliveries (the fast path), and
+        // the window keeps at most 2 bursts in flight.
+        let mut common = Common::new(&format!("ws://127.0.0.1:{port}/fanout"), Protocol::Raw);
+        common.quiet = true;
+        let mut cfg = FanoutConfig::new(common);
+        cfg.subscribers = 1;
+        cfg.senders = 1;
+        cfg.burst = 5;
+        cfg.interval_ms = 0.0;
+        cfg.window = 2;
+        cfg.envelope = true;
+        cfg.warmup_s = 0.1;
+        cfg.duration_s = 0.3;
+        let r = tokio::time::timeout(Duration::from_secs(10), fanout::run(cfg)).await.expect("fanout run finished");
+        assert_eq!(r.get("ok"), Some(&J::Bool(true)), "{r}");
+        assert_eq!(r.get("missing"), Some(&J::Int(0)), "{r}");
+        assert_eq!(r.get("fanout_ratio").and_then(J::as_f64), Some(1.0), "{r}");
+        assert!(r.get("sent").and_then(J::as_f64).unwrap() > 50.0, "{r}");
+        assert_eq!(r.get("envelope"), Some(&J::Bool(true)), "{r}");
+        assert_eq!(r.get("server_cpu"), Some(&J::Null), "{r}");
     });
 }
