@@ -25,6 +25,8 @@ export class BodyReader {
   private failure: Error | null = null;
   private wake: (() => void) | null = null;
   private whole: Buffer | null = null;
+  private pendingWhole: Promise<Buffer> | null = null;
+  private settleWhole: ((err: Error | null) => void) | null = null;
 
   constructor(uws: UwsResponse, limit: number, declaredLength: number) {
     this.uws = uws;
@@ -61,6 +63,11 @@ export class BodyReader {
   }
 
   private notify(): void {
+    const settle = this.settleWhole;
+    if (settle !== null && (this.ended || this.failure)) {
+      this.settleWhole = null;
+      settle(this.failure);
+    }
     const wake = this.wake;
     if (wake) {
       this.wake = null;
@@ -94,14 +101,26 @@ export class BodyReader {
     return new Promise((resolve) => (this.wake = resolve));
   }
 
-  /** The whole body, read once and cached so validation and `req.text()` can both see it. */
-  async collect(): Promise<Buffer> {
-    if (this.whole) return this.whole;
+  /**
+   * The whole body, read once and cached so validation and `req.text()` can both see it.
+   * One promise per body, settled from the data callback (no async loop: this is the POST
+   * hot path).
+   */
+  collect(): Promise<Buffer> {
+    if (this.whole) return Promise.resolve(this.whole);
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve(this.join());
     this.collecting = true;
     this.setPaused(false);
-    while (!this.ended && !this.failure) await this.waitForData();
-    if (this.failure) throw this.failure;
-    this.whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    return (this.pendingWhole ??= new Promise<Buffer>((resolve, reject) => {
+      this.settleWhole = (err) => (err ? reject(err) : resolve(this.join()));
+    }));
+  }
+
+  private join(): Buffer {
+    if (this.whole) return this.whole;
+    const chunks = this.chunks;
+    this.whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.buffered);
     this.chunks = [];
     return this.whole;
   }
@@ -143,8 +162,6 @@ export function bodyKind(contentType: string): 'json' | 'urlencoded' | 'multipar
   return 'other';
 }
 
-const SUSPICIOUS_KEY = /"(?:__proto__|constructor)"\s*:/;
-
 /**
  * JSON.parse with a 400 for malformed input. Like Fastify, bodies that carry a
  * `__proto__` key or `constructor.prototype` are refused: merged into an object later
@@ -159,7 +176,9 @@ export function parseJson(buf: Buffer): unknown {
   } catch (err) {
     throw new HttpError(400, `Malformed JSON in request body: ${(err as Error).message}`, { cause: err });
   }
-  if (SUSPICIOUS_KEY.test(text)) rejectPoisonedKeys(value);
+  // includes() scans fast; the walk over the parsed keys only runs when such a key could be
+  // there, spelt out or hidden behind \u escapes (JSON.parse decodes "\u005f_proto__").
+  if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) rejectPoisonedKeys(value);
   return value;
 }
 

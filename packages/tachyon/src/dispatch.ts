@@ -372,7 +372,14 @@ function validationStep(spec: RouteSpec, rest: Step, route: CompiledRoute): Step
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'cookies', out));
         else req._cookies = out;
       }
-      if (body) (pending ??= []).push(assignLater(req, 'body', readBody(req, consumes).then(body)));
+      if (body) {
+        // A body is always awaited, so the request will outlive this callback: copy the uWS
+        // request now, once, and the header reads below come from the copy.
+        req._snapshot();
+        const read = readBody(req, consumes).then((raw) => assignBody(req, body(raw)));
+        if (pending === undefined) return read.then(() => rest(req, res), (err) => route.fail(err, req, res));
+        pending.push(read);
+      }
     } catch (err) {
       route.fail(err, req, res);
       return undefined;
@@ -393,18 +400,36 @@ function assignLater(req: Request<any>, key: keyof typeof FIELD, result: Promise
   });
 }
 
-async function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
-  const type = req._header('content-type');
-  const reader = req._bodyReader();
-  if (type === undefined) {
-    if (reader === null) return undefined; // no body at all: let the schema decide (optional bodies)
-    throw new HttpError(415, `Missing Content-Type; expected ${consumes.join(' or ')}`);
+function assignBody(req: Request<any>, out: unknown): Promise<void> | undefined {
+  if (isPromise(out)) return assignLater(req, 'body', out);
+  req.body = out as never;
+  return undefined;
+}
+
+const NO_BODY: Promise<unknown> = Promise.resolve(undefined);
+const EMPTY = Buffer.alloc(0);
+
+/** Reads and parses the body for a `body` schema. JSON, the common case, costs one promise. */
+function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
+  try {
+    const type = req._header('content-type');
+    const reader = req._bodyReader();
+    if (type === undefined) {
+      if (reader === null) return NO_BODY; // no body at all: let the schema decide (optional bodies)
+      throw new HttpError(415, `Missing Content-Type; expected ${consumes.join(' or ')}`);
+    }
+    const kind = bodyKind(type);
+    if (kind === 'other' || !consumes.includes(kind)) {
+      throw new HttpError(415, `Unsupported Content-Type "${type}"; expected ${consumes.join(' or ')}`);
+    }
+    if (kind === 'json') return reader ? reader.collect().then(parseJson) : Promise.resolve(parseJson(EMPTY));
+    return readFormOrText(req, kind);
+  } catch (err) {
+    return Promise.reject(err);
   }
-  const kind = bodyKind(type);
-  if (kind === 'other' || !consumes.includes(kind)) {
-    throw new HttpError(415, `Unsupported Content-Type "${type}"; expected ${consumes.join(' or ')}`);
-  }
-  if (kind === 'json') return parseJson(reader ? await reader.collect() : Buffer.alloc(0));
+}
+
+async function readFormOrText(req: Request<any>, kind: BodyKind): Promise<unknown> {
   if (kind === 'text') return req.text();
   if (kind === 'urlencoded') return parseQuery(await req.text());
   const form = await req.formData();
