@@ -162,6 +162,8 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     }
   };
 
+  const messageFailed = (err: unknown) => log.error({ err }, 'websocket message handler failed');
+
   /** Sends a protocol answer; corked when it happens outside a uWS callback. */
   const answer = (s: Socket<any>, text: string, async: boolean) => {
     if (s.closed) return;
@@ -342,7 +344,14 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         const bytes = new Uint8Array(ab);
         if (isControlFrame(bytes)) return control(s, bytes);
       }
-      if (onMessage) safely('message', () => onMessage(s, ab, isBinary));
+      if (onMessage === undefined) return;
+      // Inlined rather than safely(): no closure per message on the echo/relay hot path.
+      try {
+        const out = onMessage(s, ab, isBinary);
+        if (out instanceof Promise) out.catch(messageFailed);
+      } catch (err) {
+        messageFailed(err);
+      }
     },
 
     drain(ws) {
