@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createStaticFixtures } from './static-fixtures.mjs';
 import { SCENARIOS } from './lib/scenarios.mjs';
 import { loadgenArgs, wrkArgs } from './lib/measure.mjs';
-import { LOADGEN_BIN, ensureLoadgen } from './lib/env.mjs';
+import { LOADGEN_BIN, ensureLoadgen, ensureWrk } from './lib/env.mjs';
 
 const [name = 'tachyon', target = '/', seconds = '5'] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -39,9 +39,15 @@ if (scenario?.kind === 'ws') {
 } else {
   const url = `http://127.0.0.1:${port}${scenario?.path ?? target}`;
   const args = (s) => (scenario ? wrkArgs(target, url, s, false) : ['wrk', '-t1', '-c100', `-d${s}s`, url]);
+  ensureWrk(console.log);
   spawnSync('taskset', pin(args(1))); // warm-up
   const wrk = spawnSync('taskset', pin(args(Number(seconds))), { encoding: 'utf8' });
-  console.log(wrk.stdout.split('\n').find((l) => l.startsWith('Requests/sec')));
+  const line = wrk.stdout?.split('\n').find((l) => l.startsWith('Requests/sec'));
+  if (!line) {
+    server.kill('SIGINT');
+    throw new Error(`wrk failed: ${wrk.error?.message ?? wrk.stderr}`);
+  }
+  console.log(line);
 }
 server.kill('SIGINT');
 await new Promise((r) => server.on('exit', r));
