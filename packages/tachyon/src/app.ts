@@ -43,6 +43,12 @@ export interface AppOptions {
   compression?: boolean | CompressionOptions;
   /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
   tls?: TlsOptions;
+  /**
+   * Coalesce `app.publish()` calls: the envelopes published to a topic within one event-loop
+   * iteration go out as one frame, a JSON array (docs/protocol.md, "Batches"). Per-topic
+   * order is kept. Clients must understand batches (`@tachyon/client` does). Default false.
+   */
+  coalescePublishes?: boolean;
 }
 
 export interface ListenOptions {
@@ -102,7 +108,7 @@ export class App extends Router {
   private readonly tls: TlsOptions | undefined;
   private readonly dedup = new DedupTable();
   private loading: Promise<unknown>[] = [];
-  private readonly hub = new WsHub();
+  private readonly hub: WsHub;
   private readonly wsRoutes: WsRouteSpec[] = [];
 
   constructor(options: AppOptions = {}) {
@@ -116,6 +122,8 @@ export class App extends Router {
     if (o.trailingSlash !== undefined && !['ignore', 'strict', 'redirect'].includes(o.trailingSlash)) throw new TypeError("trailingSlash must be 'ignore', 'strict' or 'redirect'");
     const secrets = o.cookieSecret === undefined ? [] : Array.isArray(o.cookieSecret) ? o.cookieSecret : [o.cookieSecret];
     if (secrets.some((s) => typeof s !== 'string' || s.length === 0)) throw new TypeError('cookieSecret must be a non-empty string or array of them');
+    if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean') throw new TypeError('coalescePublishes must be a boolean');
+    this.hub = new WsHub(o.coalescePublishes ?? false);
     const tp = o.trustProxy ?? false;
     if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
     this._settings = {

@@ -8,6 +8,19 @@ export class WsHub {
   private uws: UwsApp | null = null;
   private readonly sockets = new Set<Socket<any>>();
   private idle: (() => void)[] = [];
+  /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
+  private readonly batches: Map<string, string[]> | null;
+  private flushQueued = false;
+  private readonly flushAll = (): void => {
+    this.flushQueued = false;
+    const batches = this.batches!;
+    for (const [topic, envelopes] of batches) this.publishBatch(topic, envelopes);
+    batches.clear();
+  };
+
+  constructor(coalesce = false) {
+    this.batches = coalesce ? new Map() : null;
+  }
 
   /** @internal */
   attach(uws: UwsApp): void {
@@ -35,13 +48,53 @@ export class WsHub {
     assertTopic(topic);
     assertEventName(event);
     if (this.uws === null) return false;
-    return this.uws.publish(topic, topicEnvelope(topic, event, encodeData(data)), false);
+    const envelope = topicEnvelope(topic, event, encodeData(data));
+    const batches = this.batches;
+    if (batches === null) return this.uws.publish(topic, envelope, false);
+    const batch = batches.get(topic);
+    if (batch !== undefined) batch.push(envelope);
+    else {
+      batches.set(topic, [envelope]);
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        // After the poll phase: every message uWS read in this iteration has been handled.
+        setImmediate(this.flushAll);
+      }
+    }
+    return true;
   }
 
   /** Publishes a raw message (text or binary) to a topic. */
   publishRaw(topic: string, message: string | ArrayBuffer | Uint8Array, isBinary = typeof message !== 'string'): boolean {
     assertTopic(topic);
-    return this.uws !== null && this.uws.publish(topic, message, isBinary);
+    if (this.uws === null) return false;
+    this.flushTopic(topic);
+    return this.uws.publish(topic, message, isBinary);
+  }
+
+  /**
+   * Sends a topic's queued envelopes now. Called before anything that must come after them
+   * on the wire (raw publishes, a socket's publish) or that changes who receives them
+   * (subscribe, unsubscribe), so coalescing never reorders a topic or misdelivers. @internal
+   */
+  flushTopic(topic: string): void {
+    const batches = this.batches;
+    if (batches === null || batches.size === 0) return;
+    const envelopes = batches.get(topic);
+    if (envelopes === undefined) return;
+    batches.delete(topic);
+    this.publishBatch(topic, envelopes);
+  }
+
+  /** One frame per topic: the envelope itself, or a JSON array of envelopes (protocol.md, "Batches"). */
+  private publishBatch(topic: string, envelopes: string[]): void {
+    if (this.uws === null) return;
+    this.uws.publish(topic, envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`, false);
+  }
+
+  /** Sends everything queued (shutdown). @internal */
+  flush(): void {
+    if (this.batches !== null && this.batches.size > 0) this.flushAll();
   }
 
   subscribers(topic: string): number {
@@ -50,6 +103,7 @@ export class WsHub {
 
   /** Closes every socket with `code` and resolves when all are gone (or after `timeout` ms, cutting the rest). */
   async closeAll(code: number, reason: string, timeout: number): Promise<void> {
+    this.flush();
     if (this.sockets.size === 0) return;
     const gone = new Promise<void>((resolve) => this.idle.push(resolve));
     for (const s of [...this.sockets]) s.close(code, reason);

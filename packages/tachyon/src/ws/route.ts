@@ -140,6 +140,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
               }
             });
           },
+    flushTopic: (topic) => hub.flushTopic(topic),
   };
   const upgradeHooks: ResponseHooks = {
     settled() {},

@@ -9,6 +9,8 @@ const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 /** What the route does with a socket whose send buffer went over maxBackpressure. @internal */
 export interface SocketPolicy {
   tooSlow(socket: Socket<any>): void;
+  /** Sends the app's coalesced envelopes for `topic` now (no-op without coalescing). */
+  flushTopic(topic: string): void;
 }
 
 export class Socket<Data = unknown> {
@@ -66,12 +68,16 @@ export class Socket<Data = unknown> {
   subscribe(topic: string): boolean {
     assertTopic(topic);
     const ws = this.live();
-    return ws !== null && ws.subscribe(topic);
+    if (ws === null) return false;
+    this._policy.flushTopic(topic); // what was published before this call is not for us
+    return ws.subscribe(topic);
   }
 
   unsubscribe(topic: string): boolean {
     const ws = this.live();
-    return ws !== null && ws.unsubscribe(topic);
+    if (ws === null) return false;
+    this._policy.flushTopic(topic); // what was published before this call still is
+    return ws.unsubscribe(topic);
   }
 
   isSubscribed(topic: string): boolean {
@@ -90,6 +96,7 @@ export class Socket<Data = unknown> {
     assertEventName(event);
     const ws = this.live();
     if (ws === null) return false;
+    this._policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     return ws.publish(topic, topicEnvelope(topic, event, encodeData(data)), false);
   }
 
