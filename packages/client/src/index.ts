@@ -165,7 +165,8 @@ const TERMINAL = [1008, 4401, 4403];
 const BATCH = 1000;
 /** A connection that stayed open this long resets the backoff. */
 const STABLE_MS = 5000;
-const PROTOCOL_FRAME = /^\{"(?:topic|event|type)"/;
+// `[{"topic"…` is a batch of events (servers that coalesce publishes).
+const PROTOCOL_FRAME = /^\[?\{"(?:topic|event|type)"/;
 
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
@@ -280,6 +281,12 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       for (const f of raw) call(f, d);
       return;
     }
+    if (Array.isArray(m)) {
+      for (const e of m) if (e && typeof e === 'object') onMessage(e);
+    } else onMessage(m);
+  };
+
+  const onMessage = (m: any) => {
     const type = m.type;
     if (type === undefined) {
       if (m.topic === undefined) {

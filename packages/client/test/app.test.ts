@@ -15,6 +15,7 @@ type Requests = {
   kick: { data: { code: number } };
   never: { data: undefined; reply: never };
   flood: { data: { count: number } };
+  burst: { data: { count: number } };
 };
 
 const fast = { minDelay: 10, maxDelay: 50 };
@@ -30,8 +31,8 @@ interface Started {
   close(): Promise<void>;
 }
 
-async function startApp(port = 0, appOptions: { maxBackpressure?: number } = {}): Promise<Started> {
-  const app = new App();
+async function startApp(port = 0, appOptions: { maxBackpressure?: number; coalescePublishes?: boolean } = {}): Promise<Started> {
+  const app = new App({ coalescePublishes: appOptions.coalescePublishes ?? false });
   const state = { upgrades: 0, subscribed: [] as string[][], raw: [] as [string, boolean][] };
   app.ws('/live', {
     upgrade: (req) => {
@@ -57,6 +58,11 @@ async function startApp(port = 0, appOptions: { maxBackpressure?: number } = {})
       },
       kick: { handler: (ws, data) => ws.close((data as { code: number }).code, 'kicked') },
       never: { handler: () => new Promise(() => {}) },
+      burst: {
+        handler(ws, data) {
+          for (let i = 0; i < (data as { count: number }).count; i++) app.publish('room:1', 'chat', { text: String(i), from: ws.data.user });
+        },
+      },
       flood: {
         handler(ws, data) {
           const big = 'x'.repeat(2048);
@@ -100,6 +106,32 @@ describe('against app.ws', () => {
       await eventually(() => chats.length === 1);
       assert.deepEqual(chats, ['ann: hi']);
       assert.ok((await live.ping()) >= 0);
+    } finally {
+      live.close();
+      await srv.close();
+    }
+  });
+
+  test('a coalescing server: batch frames reach each listener once per event, in order', async () => {
+    const srv = await startApp(0, { coalescePublishes: true });
+    const rec = recordingWebSocket();
+    const live = connect<Events, Requests>(`${srv.url}?user=bo`, { WebSocket: rec.WebSocket });
+    try {
+      const chats: string[] = [];
+      const all: string[] = [];
+      live.on('room:1', 'chat', (d) => chats.push(d.text));
+      live.subscribe('room:1', (event, data) => all.push(`${event}:${(data as { text: string }).text}`));
+      await live.ready;
+      await eventually(() => rec.received.some((f) => f.startsWith('{"type":"subscribed"')));
+      live.emit('burst', { count: 20 });
+      await eventually(() => chats.length === 20);
+      await sleep(30);
+      const expected = Array.from({ length: 20 }, (_, i) => String(i));
+      assert.deepEqual(chats, expected);
+      assert.deepEqual(all, expected.map((t) => `chat:${t}`));
+      const batches = rec.received.filter((f) => f.startsWith('[{"topic":"room:1"'));
+      assert.equal(batches.length, 1, 'the 20 events arrived as one frame');
+      assert.equal(JSON.parse(batches[0]!).length, 20);
     } finally {
       live.close();
       await srv.close();

@@ -543,6 +543,38 @@ describe('reconnects', () => {
 });
 
 describe('raw frames', () => {
+  test('batch frames: each event to its listeners in order; junk items skipped; a broken batch is raw text', async () => {
+    const server = await chatServer({
+      subscribe(ws, topic) {
+        // Sent once the subscription is in place.
+        setTimeout(() => {
+          if (topic !== 'a' || ws.getUserData().closed) return;
+          ws.send('[{"topic":"a","event":"x","data":1},null,5,{"topic":"a","event":"x","data":2},{"topic":"b","event":"x","data":9}]');
+          ws.send('[{"topic": not json');
+          ws.send('[1,2]');
+        }, 0);
+        return true;
+      },
+    });
+    const live = connect(server.url);
+    const got: unknown[] = [];
+    const raw: unknown[] = [];
+    live.subscribe('a', (event, data) => got.push([event, data]));
+    live.onMessage((d) => raw.push(d));
+    try {
+      await eventually(() => raw.length === 2);
+      assert.deepEqual(got, [
+        ['x', 1],
+        ['x', 2],
+      ]);
+      assert.deepEqual(raw, ['[{"topic": not json', '[1,2]']);
+      assert.equal(live.status, 'open');
+    } finally {
+      live.close();
+      await server.close();
+    }
+  });
+
   test('binary and non-protocol text go to onMessage, both ways', async () => {
     const received: [string, boolean][] = [];
     const server = await chatServer({

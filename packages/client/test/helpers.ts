@@ -20,16 +20,20 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The real global WebSocket, instrumented: every frame the client sends is also recorded
- * (to check what goes on the wire against servers that do not expose received frames).
+ * The real global WebSocket, instrumented: every text frame the client sends or receives is
+ * also recorded (to check what goes on the wire against servers that do not expose frames).
  */
 export function recordingWebSocket() {
   const sent: string[] = [];
+  const received: string[] = [];
   let created = 0;
   class Recording extends WebSocket {
     constructor(url: string | URL, protocols?: string | string[]) {
       super(url, protocols);
       created++;
+      this.addEventListener('message', (e) => {
+        if (typeof e.data === 'string') received.push(e.data);
+      });
     }
     override send(data: string | ArrayBufferLike | ArrayBufferView | Blob): void {
       if (typeof data === 'string') sent.push(data);
@@ -39,6 +43,7 @@ export function recordingWebSocket() {
   return {
     WebSocket: Recording,
     sent,
+    received,
     get created() {
       return created;
     },
