@@ -4,7 +4,7 @@
 //
 //   npm run bench                         # everything (see bench/README.md for the time)
 //   npm run bench -- --quick              # the quick subset, about 3 minutes
-//   npm run bench -- --smoke              # every scenario ~1 s, 1 run, uws + tachyon (CI)
+//   npm run bench -- --smoke              # every scenario ~1 s, 1 run, uws + tachyon (+ coalesced fan-out) (CI)
 //   npm run bench -- --only http-realistic --peers uws,tachyon,fastify --runs 5 --duration 10
 //
 // Method (bench/README.md): correctness checks first; a fresh server process per run pinned
@@ -43,7 +43,7 @@ const { LEGEND, evaluateGoals, goalLines, orderRows, resultsMarkdown, summarize,
 const { writeCharts } = await import('./lib/charts.mjs');
 const { BENCH_DIR, BenchError, CHARTS_DIR, REPO_DIR, RESULTS_DIR, fail, fmtCpu, fmtDuration, fmtInt, fmtMs, fmtPct } = await import('./lib/util.mjs');
 
-const REFERENCE = new Set(['uws', 'tachyon']); // their failures fail the invocation
+const REFERENCE = new Set(['uws', 'tachyon', 'tachyon-coalesced']); // their failures fail the invocation
 const SCENARIO_NAMES = Object.keys(SCENARIOS);
 
 const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run.mjs [options])

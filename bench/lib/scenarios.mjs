@@ -5,6 +5,7 @@ import { STATIC_FILES } from '../static-fixtures.mjs';
 export const PEER_ORDER = [
   'uws',
   'tachyon',
+  'tachyon-coalesced',
   'node-http',
   'express',
   'fastify',
@@ -23,7 +24,7 @@ export const PEER_ORDER = [
 const HTTP_DYNAMIC = ['uws', 'tachyon', 'node-http', 'express', 'fastify', 'hono', 'hyper-express', 'ultimate-express', 'bun', 'elysia', 'deno'];
 const HTTP_STATIC = ['uws', 'tachyon', 'sirv', 'express', 'fastify'];
 const WS_ECHO = ['uws', 'tachyon', 'ws', 'bun', 'deno'];
-const WS_FANOUT = ['uws', 'tachyon', 'ws', 'socketio', 'socketio-uws', 'bun', 'deno'];
+const WS_FANOUT = ['uws', 'tachyon', 'tachyon-coalesced', 'ws', 'socketio', 'socketio-uws', 'bun', 'deno'];
 const WS_CONNECTIONS = ['uws', 'tachyon', 'ws', 'socketio', 'socketio-uws', 'bun', 'deno'];
 
 /** Echo load: 50 connections each keeping 4 messages in flight (saturates one server core). */
@@ -78,11 +79,11 @@ export const ALIASES = {
 /** `npm run bench -- --quick`: the subset the quick harness always ran, plus WebSockets. */
 export const QUICK = {
   scenarios: ['http-hello', 'http-middleware', 'http-realistic-get', 'http-static-4k', 'http-static-64k', 'ws-echo-bin-32', 'ws-echo-bin-4k', 'ws-fanout'],
-  peers: ['uws', 'tachyon', 'express', 'sirv'],
+  peers: ['uws', 'tachyon', 'tachyon-coalesced', 'express', 'sirv'],
 };
 
 /** `--smoke`: every scenario, the reference and the framework. */
-export const SMOKE = { peers: ['uws', 'tachyon'] };
+export const SMOKE = { peers: ['uws', 'tachyon', 'tachyon-coalesced'] };
 
 /** The wire protocol a peer speaks on the WebSocket scenarios (bench/loadgen --protocol) and its URL path. */
 export function wsTarget(peer, scenario) {
@@ -90,17 +91,18 @@ export function wsTarget(peer, scenario) {
   if (peer === 'socketio' || peer === 'socketio-uws') return { protocol: 'socketio', path: '/' };
   // Raw fan-out peers forward what they receive: the loadgen sends them Tachyon's delivery
   // envelope (--envelope), so every uWS-class peer delivers the same bytes as Tachyon.
-  if (mode === 'fanout') return peer === 'tachyon' ? { protocol: 'tachyon', path: '/fanout' } : { protocol: 'raw', path: '/fanout', envelope: true };
+  if (mode === 'fanout') return peer === 'tachyon' || peer === 'tachyon-coalesced' ? { protocol: 'tachyon', path: '/fanout' } : { protocol: 'raw', path: '/fanout', envelope: true };
   return { protocol: 'raw', path: '/echo' };
 }
 
 /**
  * Goals to report (never asserted). `vs`: the peer Tachyon is compared with; `min`: the
- * ratio tachyon / vs that meets it.
+ * ratio tachyon / vs that meets it; `who`: the Tachyon variant (default 'tachyon').
  */
 export const GOALS = [
   ...['http-hello', 'http-hello-pipelined', 'http-static-4k', 'http-static-64k', 'ws-echo-text-11', 'ws-echo-bin-32', 'ws-echo-bin-4k', 'ws-echo-bin-64k'].map((s) => ({ scenario: s, vs: 'uws', min: 0.95 })),
   { scenario: 'ws-fanout', vs: 'uws', min: 1.0 },
+  { scenario: 'ws-fanout', vs: 'uws', min: 1.5, who: 'tachyon-coalesced' },
   ...['http-realistic-get', 'http-realistic-post'].flatMap((s) => [
     { scenario: s, vs: 'express', min: 5 },
     { scenario: s, vs: 'fastify', min: 3 },

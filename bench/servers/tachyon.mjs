@@ -3,7 +3,9 @@ import { App } from 'tachyon';
 import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, WS_MAX_PAYLOAD } from './shared.mjs';
 
 const port = portFromEnv();
-const app = new App();
+// TACHYON_COALESCE=1 (the `tachyon-coalesced` peer): publishes within one event-loop
+// iteration go out as one batch frame per topic.
+const app = new App(process.env.TACHYON_COALESCE === '1' ? { coalescePublishes: true } : {});
 
 const mw = (req, res, next) => {
   res.header('x-mw', '1');

@@ -416,17 +416,18 @@ async fn conn_task(mut t: Task) -> TaskOut {
                 }
                 _ => {}
             }
-            match parse_delivery(&cfg, &ev, &mut pong) {
+            // One delivery (or one item of a batch frame) through the checks and counters.
+            let mut record = |rx: Result<Rx, String>| match rx {
                 Ok(Rx::Msg(p)) => {
                     if !receiver {
                         out.errors.add("unexpected", "a non-subscribed sender received a bench message");
-                        continue;
+                        return;
                     }
                     let now = now_ns();
                     let s = p.s as usize;
                     if s >= last_seq.len() {
                         out.errors.add("payload", format!("sender id {s} out of range"));
-                        continue;
+                        return;
                     }
                     d_all += 1;
                     if w.contains(now) {
@@ -449,6 +450,18 @@ async fn conn_task(mut t: Task) -> TaskOut {
                     out.errors.add("payload", e);
                     t.shared.errors.fetch_add(1, Ordering::Relaxed);
                 }
+            };
+            // A server that coalesces publishes sends `[envelope,envelope,…]`: each item counts.
+            match &ev {
+                Event::Text(m) if cfg.tachyon_deliveries() && m.first() == Some(&b'[') => match crate::json::array_items(m) {
+                    Ok(items) => {
+                        for item in items {
+                            record(parse_tachyon_delivery(&cfg, item));
+                        }
+                    }
+                    Err(e) => record(Err(format!("malformed batch frame: {e:?}"))),
+                },
+                _ => record(parse_delivery(&cfg, &ev, &mut pong)),
             }
             if let Some(p) = pong.take() {
                 c.io.send(OP_TEXT, &p);
