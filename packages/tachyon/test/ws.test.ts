@@ -323,58 +323,69 @@ describe('slow consumers', () => {
 });
 
 describe('fan-out at scale', () => {
-  test('1000 clients in 50 rooms: every message delivered once, in order per topic', async () => {
-    const app = new App();
-    app.ws('/live', {
-      events: {
-        say: {
-          schema: z.object({ room: z.number(), n: z.number() }),
-          handler(ws, m) {
-            app.publish(`room:${m.room}`, 'said', m);
+  for (const coalescePublishes of [false, true]) {
+    test(`1000 clients in 50 rooms: every message delivered once, in order per topic${coalescePublishes ? ' (coalescePublishes: array frames)' : ''}`, async () => {
+      const app = new App({ coalescePublishes });
+      app.ws('/live', {
+        events: {
+          say: {
+            schema: z.object({ room: z.number(), n: z.number() }),
+            handler(ws, m) {
+              app.publish(`room:${m.room}`, 'said', m);
+            },
           },
         },
-      },
+      });
+      const srv = await start(app);
+      const url = srv.url.replace('http', 'ws') + '/live';
+      const rooms = 50;
+      const perRoom = 20;
+      const messagesPerRoom = 40;
+      const clients: { room: number; got: number[]; ws: WebSocket }[] = [];
+      let batchFrames = 0;
+      try {
+        for (let i = 0; i < rooms * perRoom; i++) {
+          const room = i % rooms;
+          const ws = new WebSocket(url);
+          const c = { room, got: [] as number[], ws };
+          let subscribed!: () => void;
+          const ready = new Promise<void>((r) => (subscribed = r));
+          ws.onmessage = (e) => {
+            const frame = JSON.parse(e.data as string);
+            if (Array.isArray(frame)) {
+              assert.ok(coalescePublishes, 'array frames only when coalescing');
+              batchFrames++;
+            }
+            for (const m of Array.isArray(frame) ? frame : [frame]) {
+              if (m.type === 'subscribed') subscribed();
+              else if (m.event === 'said') {
+                assert.equal(m.topic, `room:${room}`);
+                c.got.push(m.data.n);
+              }
+            }
+          };
+          await new Promise<void>((r) => (ws.onopen = () => r()));
+          ws.send(JSON.stringify({ type: 'subscribe', topic: `room:${room}`, ref: 1 }));
+          await ready;
+          clients.push(c);
+        }
+        assert.equal(app.connections, 1000);
+        // One sender per room sends its messages in order.
+        for (let n = 0; n < messagesPerRoom; n++) {
+          for (let room = 0; room < rooms; room++) clients[room]!.ws.send(JSON.stringify({ type: 'event', event: 'say', data: { room, n } }));
+        }
+        const expected = Array.from({ length: messagesPerRoom }, (_, n) => n);
+        await eventually(() => clients.every((c) => c.got.length >= messagesPerRoom), 15_000);
+        await sleep(100);
+        for (const c of clients) assert.deepEqual(c.got, expected);
+        // Each sender's 40 messages arrive in a few reads: coalescing must have batched some.
+        if (coalescePublishes) assert.ok(batchFrames > 0, 'no batch frame was sent');
+      } finally {
+        for (const c of clients) c.ws.close();
+        await srv.close();
+      }
     });
-    const srv = await start(app);
-    const url = srv.url.replace('http', 'ws') + '/live';
-    const rooms = 50;
-    const perRoom = 20;
-    const messagesPerRoom = 40;
-    const clients: { room: number; got: number[]; ws: WebSocket }[] = [];
-    try {
-      for (let i = 0; i < rooms * perRoom; i++) {
-        const room = i % rooms;
-        const ws = new WebSocket(url);
-        const c = { room, got: [] as number[], ws };
-        let subscribed!: () => void;
-        const ready = new Promise<void>((r) => (subscribed = r));
-        ws.onmessage = (e) => {
-          const m = JSON.parse(e.data as string);
-          if (m.type === 'subscribed') subscribed();
-          else if (m.event === 'said') {
-            assert.equal(m.topic, `room:${room}`);
-            c.got.push(m.data.n);
-          }
-        };
-        await new Promise<void>((r) => (ws.onopen = () => r()));
-        ws.send(JSON.stringify({ type: 'subscribe', topic: `room:${room}`, ref: 1 }));
-        await ready;
-        clients.push(c);
-      }
-      assert.equal(app.connections, 1000);
-      // One sender per room sends its messages in order.
-      for (let n = 0; n < messagesPerRoom; n++) {
-        for (let room = 0; room < rooms; room++) clients[room]!.ws.send(JSON.stringify({ type: 'event', event: 'say', data: { room, n } }));
-      }
-      const expected = Array.from({ length: messagesPerRoom }, (_, n) => n);
-      await eventually(() => clients.every((c) => c.got.length >= messagesPerRoom), 15_000);
-      await sleep(100);
-      for (const c of clients) assert.deepEqual(c.got, expected);
-    } finally {
-      for (const c of clients) c.ws.close();
-      await srv.close();
-    }
-  });
+  }
 });
 
 describe('shutdown', () => {
