@@ -269,6 +269,41 @@ describe('websocket routes and the protocol', () => {
   });
 });
 
+describe('routes without an upgrade hook (no Request built)', () => {
+  test('same-origin, listed and missing origins upgrade; cross-site is 403 and logged; ip honours trustProxy', async () => {
+    const log = recordingLogger();
+    const app = new App({ logger: log.logger, trustProxy: 1 });
+    const ips: string[] = [];
+    app.ws('/plain', { open: (ws) => (ips.push(ws.ip), ws.send('hi', ws.data ?? null)) });
+    app.ws('/listed', { allowedOrigins: ['https://app.example'], open: (ws) => ws.send('hi') });
+    const srv = await start(app);
+    try {
+      const same = await rawWebSocket(srv.port, '/plain', { Origin: `http://127.0.0.1:${srv.port}`, 'X-Forwarded-For': '203.0.113.7' });
+      assert.match(same.handshake, /^HTTP\/1\.1 101/);
+      same.destroy();
+      const none = await rawWebSocket(srv.port, '/plain'); // non-browser clients send no Origin
+      assert.match(none.handshake, /^HTTP\/1\.1 101/);
+      none.destroy();
+      const cross = await rawWebSocket(srv.port, '/plain', { Origin: 'https://evil.example' });
+      assert.match(cross.handshake, /^HTTP\/1\.1 403/);
+      assert.ok(log.entries.some((e) => e.msg?.includes('origin not allowed')));
+      const listed = await rawWebSocket(srv.port, '/listed', { Origin: 'https://app.example' });
+      assert.match(listed.handshake, /^HTTP\/1\.1 101/);
+      listed.destroy();
+      const unlisted = await rawWebSocket(srv.port, '/listed', { Origin: `http://127.0.0.1:${srv.port}` });
+      assert.match(unlisted.handshake, /^HTTP\/1\.1 403/);
+      await eventually(() => ips.length === 2);
+      assert.deepEqual(ips, ['203.0.113.7', '127.0.0.1']);
+      // A real client through the same path: ws.data is undefined, events flow.
+      const c = await openWs(srv.url.replace('http', 'ws') + '/plain');
+      assert.deepEqual(await c.next(), { event: 'hi', data: null });
+      c.ws.close();
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
 describe('slow consumers', () => {
   for (const policy of ['close', 'drop'] as const) {
     test(`a client that never reads: memory stays bounded (policy ${policy})`, async () => {
