@@ -50,7 +50,9 @@ describe('websocket routes and the protocol', () => {
         },
       },
       message(ws, data, isBinary) {
-        if (!isBinary && Buffer.from(data).toString() === 'throw') throw new Error('message handler exploded');
+        const text = isBinary ? '' : Buffer.from(data).toString();
+        if (text === 'throw') throw new Error('message handler exploded');
+        if (text === 'reject') return Promise.reject(new Error('async message handler rejected'));
         ws.sendRaw(Buffer.from(data), isBinary);
       },
       close(ws, code, reason) {
@@ -203,6 +205,10 @@ describe('websocket routes and the protocol', () => {
     assert.ok(log.entries.some((e) => (e.obj as { err?: Error }).err?.message === 'message handler exploded'));
     c.ws.send('{"type":"ping","ref":10}');
     assert.deepEqual(await c.next(), { type: 'pong', ref: 10 }, 'still open after a throwing handler');
+    c.ws.send('reject');
+    await eventually(() => log.entries.some((e) => (e.obj as { err?: Error }).err?.message === 'async message handler rejected'));
+    c.ws.send('{"type":"ping","ref":11}');
+    assert.deepEqual(await c.next(), { type: 'pong', ref: 11 }, 'still open after a rejecting handler');
     c.ws.close();
   });
 

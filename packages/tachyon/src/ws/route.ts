@@ -154,16 +154,16 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
   const wildcardAt = spec.pattern.wildcardAt;
   const hasParams = paramNames.length > 0 || wildcardAt !== -1;
 
-  const safely = (what: string, fn: () => unknown) => {
+  // Runs an app hook: a throw or a rejection is logged, never thrown into uWS. The hook and
+  // its arguments are passed separately so that no call site builds a closure (message is hot).
+  const safely = <A, B, C>(what: string, fn: (a: A, b: B, c: C) => unknown, a: A, b: B, c: C) => {
     try {
-      const out = fn();
+      const out = fn(a, b, c);
       if (out instanceof Promise) out.catch((err) => log.error({ err }, `websocket ${what} handler failed`));
     } catch (err) {
       log.error({ err }, `websocket ${what} handler failed`);
     }
   };
-
-  const messageFailed = (err: unknown) => log.error({ err }, 'websocket message handler failed');
 
   /** Sends a protocol answer; corked when it happens outside a uWS callback. */
   const answer = (s: Socket<any>, text: string, async: boolean) => {
@@ -293,9 +293,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         // (less garbage per connection). A refused origin takes the full path below.
         const origin = ureq.getHeader('origin');
         if (origin === '' || originMatches(staticOrigins, origin, ureq.getHeader('host') || undefined)) {
-          const remote = asciiText(ures.getRemoteAddressAsText());
-          const trust = settings.trustProxy;
-          const ip = trust === false ? remote : resolveClientIp(remote, ureq.getHeader('x-forwarded-for') || undefined, trust);
+          const ip = resolveClientIp(asciiText(ures.getRemoteAddressAsText()), ureq.getHeader('x-forwarded-for') || undefined, settings.trustProxy);
           const socket = new Socket(undefined, ip, policy);
           ures.upgrade({ socket, deferOpen: false }, ureq.getHeader('sec-websocket-key'), ureq.getHeader('sec-websocket-protocol'), ureq.getHeader('sec-websocket-extensions'), context);
           return;
@@ -347,8 +345,9 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       // uWS 20.57 bug: after an asynchronous (corked) upgrade, a message of 56-71 bytes sent
       // from inside open() leaves the socket deaf to every later client frame. Running the
       // hook right after the upgrade call returns avoids it (test: ws.test.ts, async open sends).
-      if (deferOpen) queueMicrotask(() => !s.closed && s.cork(() => safely('open', () => b.open!(s))));
-      else safely('open', () => b.open!(s));
+      const open = b.open;
+      if (deferOpen) queueMicrotask(() => !s.closed && s.cork(() => safely('open', open, s, undefined, undefined)));
+      else safely('open', open, s, undefined, undefined);
     },
 
     message(ws: UwsWebSocket, ab: ArrayBuffer, isBinary: boolean) {
@@ -361,19 +360,12 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         const bytes = new Uint8Array(ab);
         if (isControlFrame(bytes)) return control(s, bytes);
       }
-      if (onMessage === undefined) return;
-      // Inlined rather than safely(): no closure per message on the echo/relay hot path.
-      try {
-        const out = onMessage(s, ab, isBinary);
-        if (out instanceof Promise) out.catch(messageFailed);
-      } catch (err) {
-        messageFailed(err);
-      }
+      if (onMessage) safely('message', onMessage, s, ab, isBinary);
     },
 
     drain(ws) {
       const s = (ws as unknown as { socket: Socket<any> }).socket;
-      if (b.drain) safely('drain', () => b.drain!(s));
+      if (b.drain) safely('drain', b.drain, s, undefined, undefined);
     },
 
     dropped(ws) {
@@ -387,7 +379,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       s._ws = null;
       hub.remove(s);
       if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');
-      if (b.close) safely('close', () => b.close!(s, code, reason));
+      if (b.close) safely('close', b.close, s, code, reason);
     },
   };
 }
