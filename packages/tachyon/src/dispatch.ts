@@ -422,7 +422,10 @@ function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
     if (kind === 'other' || !consumes.includes(kind)) {
       throw new HttpError(415, `Unsupported Content-Type "${type}"; expected ${consumes.join(' or ')}`);
     }
-    if (kind === 'json') return reader ? reader.collect().then(parseJson) : Promise.resolve(parseJson(EMPTY));
+    if (kind === 'json') {
+      if (reader === null) parseJson(EMPTY); // throws the 400 for an empty JSON body
+      return reader!.collect().then(parseJson);
+    }
     return readFormOrText(req, kind);
   } catch (err) {
     return Promise.reject(err);

@@ -6,7 +6,7 @@ import type { UwsWebSocket } from '../uws.ts';
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 
-/** What the route does with a socket whose send buffer went over maxBackpressure. @internal */
+/** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
 export interface SocketPolicy {
   tooSlow(socket: Socket<any>): void;
   /** Sends the app's coalesced envelopes for `topic` now (no-op without coalescing). */
