@@ -252,6 +252,17 @@ fn parse_delivery(cfg: &FanoutConfig, ev: &Event<'_>, pong: &mut Option<Vec<u8>>
     }
 }
 
+/// A server that coalesces publishes sends `[envelope,envelope,…]` (Tachyon's "Batches").
+fn is_batch(cfg: &FanoutConfig, m: &[u8]) -> bool {
+    cfg.tachyon_deliveries() && m.first() == Some(&b'[')
+}
+
+/// Every item of a batch frame, each parsed as one delivery (so each one counts).
+fn parse_batch(cfg: &FanoutConfig, m: &[u8]) -> Result<Vec<Result<Rx, String>>, String> {
+    let items = crate::json::array_items(m).map_err(|e| format!("malformed batch frame: {e:?}"))?;
+    Ok(items.into_iter().map(|item| parse_tachyon_delivery(cfg, item)).collect())
+}
+
 struct Task {
     cfg: Arc<FanoutConfig>,
     target: Arc<Target>,
@@ -451,15 +462,10 @@ async fn conn_task(mut t: Task) -> TaskOut {
                     t.shared.errors.fetch_add(1, Ordering::Relaxed);
                 }
             };
-            // A server that coalesces publishes sends `[envelope,envelope,…]`: each item counts.
             match &ev {
-                Event::Text(m) if cfg.tachyon_deliveries() && m.first() == Some(&b'[') => match crate::json::array_items(m) {
-                    Ok(items) => {
-                        for item in items {
-                            record(parse_tachyon_delivery(&cfg, item));
-                        }
-                    }
-                    Err(e) => record(Err(format!("malformed batch frame: {e:?}"))),
+                Event::Text(m) if is_batch(&cfg, m) => match parse_batch(&cfg, m) {
+                    Ok(items) => items.into_iter().for_each(&mut record),
+                    Err(e) => record(Err(e)),
                 },
                 _ => record(parse_delivery(&cfg, &ev, &mut pong)),
             }
@@ -654,4 +660,54 @@ pub async fn run(mut cfg: FanoutConfig) -> J {
         fail(&mut report, format!("{} deliveries out of per-sender order", tot.out_of_order));
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tachyon_cfg() -> FanoutConfig {
+        FanoutConfig::new(Common::new("ws://127.0.0.1:1/fanout", Protocol::Tachyon))
+    }
+
+    fn delivery(topic: &str, event: &str, s: u32, n: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        proto::write_tachyon_delivery(&mut v, topic, event, &Payload { s, n, t: 7 }, 64);
+        v
+    }
+
+    #[test]
+    fn batch_items_each_count_in_order() {
+        let cfg = tachyon_cfg();
+        let mut frame = b"[".to_vec();
+        frame.extend(delivery("bench", "bench", 3, 1));
+        frame.push(b',');
+        frame.extend(delivery("other", "bench", 3, 2)); // another topic: ignored, not an error
+        frame.push(b',');
+        frame.extend(delivery("bench", "bench", 3, 2));
+        frame.push(b']');
+        assert!(is_batch(&cfg, &frame));
+        let items = parse_batch(&cfg, &frame).unwrap();
+        assert_eq!(items.len(), 3);
+        let seqs: Vec<Option<u64>> = items
+            .iter()
+            .map(|r| match r {
+                Ok(Rx::Msg(p)) => Some(p.n),
+                Ok(Rx::Ignore) => None,
+                Err(e) => panic!("unexpected error {e}"),
+            })
+            .collect();
+        assert_eq!(seqs, vec![Some(1), None, Some(2)]);
+    }
+
+    #[test]
+    fn bad_batches_are_errors() {
+        let cfg = tachyon_cfg();
+        assert!(parse_batch(&cfg, b"[{\"topic\": not json").is_err());
+        let items = parse_batch(&cfg, b"[5]").unwrap();
+        assert!(matches!(items.as_slice(), [Err(_)]), "a non-object item is a payload error");
+        // Raw peers without the envelope never see batches: `[` is just a text frame there.
+        let raw = FanoutConfig::new(Common::new("ws://127.0.0.1:1/fanout", Protocol::Raw));
+        assert!(!is_batch(&raw, b"[1,2]"));
+    }
 }
