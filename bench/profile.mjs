@@ -23,13 +23,15 @@ const dir = mkdtempSync(join(tmpdir(), 'tachyon-prof-'));
 // The static scenarios' files (/static/file-4k.txt, /static/file-64k.txt), unless STATIC_DIR is given.
 const fixtures = process.env.STATIC_DIR ? undefined : createStaticFixtures();
 process.on('exit', () => fixtures?.remove());
+const scenario = SCENARIOS[target];
+// Install what the load needs before the server starts waiting for it.
+if (scenario?.kind !== 'ws') ensureWrk(console.log);
 const server = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
   env: { ...process.env, PORT: '0', STATIC_DIR: process.env.STATIC_DIR ?? fixtures.dir },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const port = await new Promise((resolve) => server.stdout.on('data', (d) => /READY (\d+)/.test(String(d)) && resolve(RegExp.$1)));
 const pin = (argv) => ['-c', '1', ...argv];
-const scenario = SCENARIOS[target];
 if (scenario?.kind === 'ws') {
   if (ensureLoadgen(console.log).error) throw new Error('bench/loadgen is not built');
   const argv = loadgenArgs(target, name, port, { duration: Number(seconds), warmup: 1, hold: 1 }, { loadgenBin: LOADGEN_BIN });
@@ -39,7 +41,6 @@ if (scenario?.kind === 'ws') {
 } else {
   const url = `http://127.0.0.1:${port}${scenario?.path ?? target}`;
   const args = (s) => (scenario ? wrkArgs(target, url, s, false) : ['wrk', '-t1', '-c100', `-d${s}s`, url]);
-  ensureWrk(console.log);
   spawnSync('taskset', pin(args(1))); // warm-up
   const wrk = spawnSync('taskset', pin(args(Number(seconds))), { encoding: 'utf8' });
   const line = wrk.stdout?.split('\n').find((l) => l.startsWith('Requests/sec'));

@@ -60,12 +60,13 @@ export function evaluateGoals(rows) {
   const out = [];
   for (const g of GOALS) {
     const who = g.who ?? 'tachyon';
+    const name = PEERS[who].label;
     const t = find(g.scenario, who);
     const o = find(g.scenario, g.vs);
     if (!t || !o) continue; // not selected in this invocation
-    const goal = { ...g, label: `${PEERS[who].label} ≥ ${g.min}× ${PEERS[g.vs].label} on ${g.scenario}` };
+    const goal = { ...g, label: `${name} ≥ ${g.min}× ${PEERS[g.vs].label} on ${g.scenario}` };
     if (t.status !== 'ok' || o.status !== 'ok') {
-      out.push({ ...goal, status: 'n/a', note: t.status !== 'ok' ? `${PEERS[who].label} ${t.status}: ${t.reason}` : `${PEERS[g.vs].label} ${o.status}: ${o.reason}` });
+      out.push({ ...goal, status: 'n/a', note: t.status !== 'ok' ? `${name} ${t.status}: ${t.reason}` : `${PEERS[g.vs].label} ${o.status}: ${o.reason}` });
       continue;
     }
     const ratio = t.median / o.median;
@@ -73,7 +74,7 @@ export function evaluateGoals(rows) {
     const bound = t.generatorBoundRuns > 0 && o.generatorBoundRuns > 0;
     const notes = [];
     if (bound) notes.push(`both generator-bound: throughput is a floor; server CPU per ${t.per}: ${fmtX(cpuRatio)} (${fmtCpu(o.cpuUsPer)} vs ${fmtCpu(t.cpuUsPer)} µs)`);
-    if (t.lossyRuns || o.lossyRuns) notes.push(`lossy fan-out: ${t.lossyRuns ? PEERS[who].label : PEERS[g.vs].label} did not deliver every message within the drain`);
+    if (t.lossyRuns || o.lossyRuns) notes.push(`lossy fan-out: ${t.lossyRuns ? name : PEERS[g.vs].label} did not deliver every message within the drain`);
     if (t.noisyRuns || o.noisyRuns) notes.push('noisy runs');
     out.push({ ...goal, ratio, cpuRatio, status: ratio >= g.min ? 'met' : bound && cpuRatio !== undefined && cpuRatio >= g.min ? 'met (CPU)' : 'missed', note: notes.join('; ') });
   }
