@@ -200,7 +200,7 @@ function table(header, rows, right) {
 
 async function main() {
   const opts = options();
-  if (!existsSync(path.join(REPO_DIR, 'packages', 'tachyon', 'dist', 'index.js'))) fail('packages/tachyon/dist is missing: run `npm run build` at the repo root first');
+  if (!existsSync(path.join(REPO_DIR, 'packages', 'server', 'dist', 'index.js'))) fail('packages/server/dist is missing: run `npm run build` at the repo root first');
   const cpus = os.availableParallelism?.() ?? os.cpus().length;
   const pin = which('taskset') && cpus >= 2;
   // The client pins itself (all its threads) to CPU 1, away from the server on CPU 0.
@@ -273,7 +273,7 @@ async function main() {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
   const file = path.join(RESULTS_DIR, `dedup-${stamp}.json`);
-  const tachyonPkg = path.join(REPO_DIR, 'packages', 'tachyon', 'package.json');
+  const tachyonPkg = path.join(REPO_DIR, 'packages', 'server', 'package.json');
   const record = {
     tool: 'bench/dedup.mjs',
     startedAt: startedAt.toISOString(),

@@ -301,8 +301,8 @@ async function main() {
   if (loadgen.error) log(`bench: WARNING ${loadgen.error}: the WebSocket scenarios are unavailable`);
   installed.loadgen = loadgen.error ? `unavailable: ${loadgen.error}` : loadgen.built ? 'built' : 'present';
   ensurePeerPackages(opts.peers.filter((p) => opts.scenarios.some((s) => SCENARIOS[s].peers.includes(p))));
-  if (opts.peers.includes('tachyon') && !existsSync(path.join(REPO_DIR, 'packages', 'tachyon', 'dist', 'index.js'))) {
-    fail('packages/tachyon/dist is missing: run `npm run build` at the repository root first');
+  if (opts.peers.includes('tachyon') && !existsSync(path.join(REPO_DIR, 'packages', 'server', 'dist', 'index.js'))) {
+    fail('packages/server/dist is missing: run `npm run build` at the repository root first');
   }
   const runtimes = probeRuntimes();
   const env = environment(runtimes);

@@ -25,7 +25,7 @@ async function serve(kind) {
     app.ws('/echo', { idleTimeout: 0, message: (ws, data, isBinary) => ws.send(data, isBinary) });
     await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve((port = uWS.us_socket_local_port(token)))));
   } else {
-    const { App } = await import('tachyon');
+    const { App } = await import('@tachyon/server');
     const app = new App();
     const behavior = { message: (ws, data, isBinary) => ws.sendRaw(data, isBinary), idleTimeout: 0 };
     app.ws('/echo', kind === 'tachyon-hook' ? { ...behavior, upgrade: () => ({}) } : behavior);

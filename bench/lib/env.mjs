@@ -88,7 +88,7 @@ export function environment(runtimes) {
   const commit = sh('git', ['-C', REPO_DIR, 'rev-parse', 'HEAD']);
   const dirty = commit ? Boolean(sh('git', ['-C', REPO_DIR, 'status', '--porcelain', '--', 'packages'])) : undefined;
   const packages = {};
-  for (const name of new Set(['uWebSockets.js', 'tachyon', 'zod', ...Object.values(PEERS).flatMap((p) => p.packages)])) packages[name] = pkgVersion(name) ?? null;
+  for (const name of new Set(['uWebSockets.js', '@tachyon/server', 'zod', ...Object.values(PEERS).flatMap((p) => p.packages)])) packages[name] = pkgVersion(name) ?? null;
   return {
     node: process.version,
     bun: runtimes.bun.version ?? null,

@@ -10,8 +10,8 @@ import { BENCH_DIR, REPO_DIR } from './util.mjs';
  */
 export const PEERS = {
   uws: { label: 'raw uWS', runtime: 'node', packages: ['uWebSockets.js'], about: 'raw uWebSockets.js: the same work written by hand (the ceiling)' },
-  tachyon: { label: 'Tachyon', runtime: 'node', packages: ['tachyon', 'zod'], about: 'the framework under test, public API only' },
-  'tachyon-coalesced': { label: 'Tachyon (coalesced)', runtime: 'node', packages: ['tachyon', 'zod'], about: 'Tachyon with coalescePublishes: true (one batch frame per topic per event-loop iteration)' },
+  tachyon: { label: 'Tachyon', runtime: 'node', packages: ['@tachyon/server', 'zod'], about: 'the framework under test, public API only' },
+  'tachyon-coalesced': { label: 'Tachyon (coalesced)', runtime: 'node', packages: ['@tachyon/server', 'zod'], about: 'Tachyon with coalescePublishes: true (one batch frame per topic per event-loop iteration)' },
   'node-http': { label: 'node:http', runtime: 'node', packages: [], about: "Node's own HTTP server, routing by hand" },
   express: { label: 'Express', runtime: 'node', packages: ['express'], about: 'Express 5 (express.static on the static scenarios)' },
   fastify: { label: 'Fastify', runtime: 'node', packages: ['fastify', '@fastify/static'], about: 'Fastify 5 with its own JSON-schema validation (@fastify/static on the static scenarios)' },

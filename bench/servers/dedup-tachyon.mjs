@@ -6,7 +6,7 @@
 // Each handler counts its calls and takes DEDUP_DELAY_MS (default 5) on a timer, then
 // returns the same JSON page for everyone.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { App } from 'tachyon';
+import { App } from '@tachyon/server';
 import { portFromEnv, ready } from './shared.mjs';
 
 const port = portFromEnv();

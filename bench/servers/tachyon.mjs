@@ -1,5 +1,5 @@
 // The framework under test, through its public API only.
-import { App } from 'tachyon';
+import { App } from '@tachyon/server';
 import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, WS_MAX_PAYLOAD } from './shared.mjs';
 
 const port = portFromEnv();

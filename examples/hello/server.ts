@@ -1,7 +1,7 @@
 // The hello example: routes, validation, cookies, streaming and a static page.
 // Run it with `npm start` from the repository root; PORT defaults to 3000.
 import { readFileSync } from 'node:fs';
-import { App, HttpError, Router, jsonLogger } from 'tachyon';
+import { App, HttpError, Router, jsonLogger } from '@tachyon/server';
 import { z } from 'zod';
 
 const page = readFileSync(new URL('./public/index.html', import.meta.url), 'utf8');

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { App } from '../../tachyon/src/index.ts';
+import { App } from '../../server/src/index.ts';
 import { ClientError, connect, type Live, type Status } from '../src/index.ts';
 import { eventually, freePort, recordingWebSocket, rejection, sleep } from './helpers.ts';
 

@@ -1,0 +1,267 @@
+// The request as handlers see it. While the uWS callback runs, reads go straight to the
+// uWS request (nothing is copied that nobody reads); when the handler goes async, the
+// dispatcher calls `_snapshot()` so every getter keeps working after the uWS object dies.
+import { BodyReader, bodyKind, parseJson } from './body.ts';
+import { parseCookies, unsignCookieValue } from './cookies.ts';
+import { HttpError } from '../errors.ts';
+import { dict } from '../../util/dict.ts';
+import { parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
+import { parseQuery, type QueryRecord } from './query.ts';
+import type { Response } from './response.ts';
+import type { Settings } from '../../app/settings.ts';
+import type { Get, RouteTypes } from '../types.ts';
+import { loadUws, type UwsRequest } from '../../uws/index.ts';
+
+/** Data middleware passes to later handlers. Augment it: `declare module '@tachyon/server' { interface Locals { user: User } }`. */
+export interface Locals {
+  [key: string]: unknown;
+}
+
+export class Request<T extends RouteTypes = {}> {
+  /** Upper-case method as sent, e.g. `GET`. */
+  readonly method: string;
+  params: Get<T, 'params', Record<string, string>>;
+  /** The validated body when the route declares a `body` schema; otherwise undefined (use json()/text()/…). */
+  body: Get<T, 'body', undefined>;
+
+  /** @internal */ _uws: UwsRequest | null;
+  /** @internal */ _res: Response;
+  /** @internal */ _settings: Settings;
+  /** @internal */ _path: string | undefined = undefined;
+  /** @internal */ _rawQuery: string | undefined = undefined;
+  /** @internal */ _headers: Record<string, string> | undefined = undefined;
+  /** @internal */ _query: unknown = undefined;
+  /** @internal */ _cookies: unknown = undefined;
+  /** @internal */ _signedCookies: Record<string, string> | undefined = undefined;
+  /** @internal */ _validatedHeaders: unknown = undefined;
+  /** @internal */ _ip: string | undefined = undefined;
+  /** @internal */ _remote: string | undefined = undefined;
+  /** @internal */ _abort: AbortController | undefined = undefined;
+  /** @internal */ _reader: BodyReader | null | undefined = undefined;
+  /** @internal */ _bodyLimit: number;
+  /** @internal */ _locals: Locals | undefined = undefined;
+
+  /** @internal */
+  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number) {
+    this._uws = uws;
+    this._res = res;
+    this.method = method;
+    this._settings = settings;
+    this._bodyLimit = bodyLimit;
+    this.params = undefined as never;
+    this.body = undefined as never;
+  }
+
+  /** Copies what is still needed from the uWS request before it dies. @internal */
+  _snapshot(): void {
+    const uws = this._uws;
+    if (uws === null) return;
+    this._path ??= uws.getUrl();
+    this._rawQuery ??= uws.getQuery() ?? '';
+    this._headers ??= collectHeaders(uws);
+    if (this._reader === undefined) this._reader = this._hasBody() ? this._attachReader() : null;
+    this._uws = null;
+  }
+
+  /** Path without the query string, as sent (not decoded). */
+  get path(): string {
+    return (this._path ??= this._uws ? this._uws.getUrl() : '/');
+  }
+
+  /** Path and query string. */
+  get url(): string {
+    const q = this.rawQuery;
+    return q === '' ? this.path : `${this.path}?${q}`;
+  }
+
+  /** The query string without `?`. */
+  get rawQuery(): string {
+    return (this._rawQuery ??= this._uws ? (this._uws.getQuery() ?? '') : '');
+  }
+
+  /** Parsed (and, with a `query` schema, validated) query. Prototype-free. */
+  get query(): Get<T, 'query', QueryRecord> {
+    return (this._query ??= parseQuery(this.rawQuery)) as Get<T, 'query', QueryRecord>;
+  }
+
+  /** All headers, lower-case names; repeated headers joined with ", " (cookies with "; "). */
+  get headers(): Get<T, 'headers', Record<string, string>> {
+    if (this._validatedHeaders !== undefined) return this._validatedHeaders as Get<T, 'headers', Record<string, string>>;
+    return (this._headers ??= this._uws ? collectHeaders(this._uws) : dict()) as Get<T, 'headers', Record<string, string>>;
+  }
+
+  /** One header by name (case-insensitive), or undefined. */
+  header(name: string): string | undefined {
+    return this._header(name.toLowerCase());
+  }
+
+  /** header() for a name already in lower case: the framework's own reads skip toLowerCase. @internal */
+  _header(key: string): string | undefined {
+    if (this._headers === undefined && this._uws !== null) {
+      const value = this._uws.getHeader(key);
+      return value === '' ? undefined : value;
+    }
+    return (this._headers ??= dict<string>())[key];
+  }
+
+  get cookies(): Get<T, 'cookies', Record<string, string>> {
+    return (this._cookies ??= parseCookies(this._header('cookie'))) as Get<T, 'cookies', Record<string, string>>;
+  }
+
+  /** Cookies whose signature verifies against any of the app's secrets. Tampered ones are absent. */
+  get signedCookies(): Record<string, string> {
+    if (this._signedCookies) return this._signedCookies;
+    const out: Record<string, string> = dict();
+    const secrets = this._settings.cookieSecrets;
+    if (secrets.length > 0) {
+      const all = parseCookies(this._header('cookie'));
+      for (const name in all) {
+        const value = unsignCookieValue(all[name]!, secrets);
+        if (value !== undefined) out[name] = value;
+      }
+    }
+    return (this._signedCookies = out);
+  }
+
+  /** The socket's peer address (IPv4 or IPv6 text). */
+  get remoteAddress(): string {
+    if (this._remote === undefined) this._remote = this._res._remoteAddress();
+    return this._remote;
+  }
+
+  /** The client address, honouring the app's trustProxy setting. */
+  get ip(): string {
+    return (this._ip ??= resolveClientIp(this.remoteAddress, this._header('x-forwarded-for'), this._settings.trustProxy));
+  }
+
+  /** `http` or `https`, honouring X-Forwarded-Proto behind a trusted proxy. */
+  get protocol(): string {
+    const forwarded = this._settings.trustProxy !== false ? this._header('x-forwarded-proto') : undefined;
+    return forwarded ? forwarded.split(',')[0]!.trim() : this._res._tls ? 'https' : 'http';
+  }
+
+  /** Aborts when the client goes away before the response is complete. */
+  get signal(): AbortSignal {
+    if (this._abort === undefined) {
+      this._abort = new AbortController();
+      if (this._res.aborted) this._abort.abort(new HttpError(499, 'Client closed request'));
+    }
+    return this._abort.signal;
+  }
+
+  /** Per-request data for middleware to hand to later handlers. */
+  get locals(): Locals {
+    return (this._locals ??= {});
+  }
+
+  // ----- bodies ------------------------------------------------------------------
+
+  /** @internal */
+  _hasBody(): boolean {
+    const cl = this._header('content-length');
+    if (cl !== undefined) return cl !== '0';
+    return this._header('transfer-encoding') !== undefined;
+  }
+
+  /** @internal */
+  _attachReader(): BodyReader {
+    const declared = Number(this._header('content-length') ?? 0);
+    const reader = new BodyReader(this._res._uws, this._bodyLimit, Number.isFinite(declared) ? declared : 0);
+    this._res._reader = reader;
+    return reader;
+  }
+
+  /** @internal */
+  _bodyReader(): BodyReader | null {
+    if (this._reader === undefined) {
+      // Still inside the uWS callback: attach now, or the bytes would be lost.
+      this._reader = this._uws !== null && !this._res.finished && this._hasBody() ? this._attachReader() : null;
+    }
+    return this._reader;
+  }
+
+  /** The raw body bytes (up to the body limit: 413 past it). */
+  async bytes(): Promise<Uint8Array> {
+    const reader = this._bodyReader();
+    return reader ? reader.collect() : Buffer.alloc(0);
+  }
+
+  async text(): Promise<string> {
+    return Buffer.from(await this.bytes()).toString('utf8');
+  }
+
+  /** Parses the body as JSON whatever its content type; 400 when malformed. */
+  async json<J = unknown>(): Promise<J> {
+    const reader = this._bodyReader();
+    return parseJson(reader ? await reader.collect() : Buffer.alloc(0)) as J;
+  }
+
+  /** urlencoded or multipart bodies as a web FormData (multipart is buffered: see `multipart()` for streaming). */
+  async formData(): Promise<FormData> {
+    const type = this._header('content-type') ?? '';
+    const kind = bodyKind(type);
+    const form = new FormData();
+    if (kind === 'urlencoded') {
+      const fields = parseQuery((await this.text()));
+      for (const key in fields) {
+        const v = fields[key]!;
+        if (typeof v === 'string') form.append(key, v);
+        else for (const item of v) form.append(key, item);
+      }
+      return form;
+    }
+    if (kind !== 'multipart') throw new HttpError(415, 'Expected a multipart/form-data or urlencoded body');
+    const parts = loadUws().getParts(await this.bytes(), type);
+    if (!parts) throw new HttpError(400, 'Malformed multipart body');
+    for (const part of parts) {
+      const data = Buffer.copyBytesFrom(new Uint8Array(part.data));
+      if (part.filename !== undefined) form.append(part.name, new File([data], part.filename, { type: part.type ?? 'application/octet-stream' }));
+      else form.append(part.name, data.toString('utf8'));
+    }
+    return form;
+  }
+
+  /**
+   * Streams a multipart/form-data body part by part (busboy): fields as strings, files as
+   * Readables. For uploads too large for formData(). Limits past which it throws 413:
+   * fileSize (default: the body limit), files (10), fields (100), fieldSize (64 KiB).
+   */
+  multipart(limits: MultipartLimits = {}): AsyncGenerator<MultipartPart> {
+    const type = this._header('content-type') ?? '';
+    if (bodyKind(type) !== 'multipart') throw new HttpError(415, 'Expected a multipart/form-data body');
+    return parseMultipart(type, this, limits, this._bodyLimit);
+  }
+
+  /** Iterates the body chunk by chunk with backpressure: the socket pauses while you work. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array, void, undefined> {
+    const reader = this._bodyReader();
+    if (reader) yield* reader.chunksAsTheyArrive();
+  }
+}
+
+// forEach runs its callback synchronously: one module-level callback and a slot for the
+// record being filled, instead of a closure per request.
+let filling: Record<string, string> = dict();
+function addHeader(key: string, value: string): void {
+  const prev = filling[key];
+  filling[key] = prev === undefined ? value : `${prev}${key === 'cookie' ? '; ' : ', '}${value}`;
+}
+
+function collectHeaders(uws: UwsRequest): Record<string, string> {
+  const out = (filling = dict<string>());
+  uws.forEach(addHeader);
+  return out;
+}
+
+/** Picks the client address out of X-Forwarded-For according to the trust setting. */
+export function resolveClientIp(remote: string, forwardedFor: string | undefined, trust: Settings['trustProxy']): string {
+  if (trust === false || !forwardedFor) return remote;
+  const chain = forwardedFor.split(',').map((s) => s.trim()).filter(Boolean);
+  chain.push(remote);
+  if (trust === true) return chain[0]!;
+  if (typeof trust === 'number') return chain[Math.max(0, chain.length - 1 - trust)]!;
+  let i = chain.length - 1;
+  while (i > 0 && trust(chain[i]!, chain.length - 1 - i)) i--;
+  return chain[i]!;
+}
+

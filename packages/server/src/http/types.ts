@@ -1,0 +1,60 @@
+import type { Infer, Schema } from './validation.ts';
+import type { PathParams } from '../routing/path.ts';
+import type { QueryRecord } from './io/query.ts';
+import type { Request } from './io/request.ts';
+import type { Response } from './io/response.ts';
+import type { CompressionOptions } from '../serving/compression.ts';
+
+/** What a route's request carries once validated. Every key is optional. */
+export interface RouteTypes {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+  headers?: unknown;
+  cookies?: unknown;
+}
+
+// Written with `infer` rather than `keyof T`: keyof is contravariant, which would make
+// Request<T> invariant and forbid using a plain Middleware inside a typed route's chain.
+export type Get<T, K extends PropertyKey, D> = T extends { [P in K]: infer V } ? V : D;
+
+/** Resolves when everything after this middleware has run. Never rejects: errors go to the error handler. */
+export type Next = (err?: unknown) => Promise<void>;
+
+export type Handler<R = Request> = (req: R, res: Response, next: Next) => unknown;
+export type Middleware = Handler<Request>;
+export type ErrorHandler = (err: any, req: Request, res: Response) => unknown;
+export type NotFoundHandler = (req: Request, res: Response) => unknown;
+
+export type BodyKind = 'json' | 'urlencoded' | 'multipart' | 'text';
+
+export interface RouteOptions {
+  params?: Schema;
+  query?: Schema;
+  body?: Schema;
+  headers?: Schema;
+  cookies?: Schema;
+  /** Largest accepted request body in bytes (413 past it). Defaults to the app's bodyLimit. */
+  bodyLimit?: number;
+  /** Content types a `body` schema accepts (415 otherwise). Default: ['json']. */
+  consumes?: BodyKind[];
+  /** Milliseconds before an unanswered request gets 503; 0 disables. Defaults to the app's. */
+  timeout?: number;
+  /** Compress responses of this route (overrides the app's `compression`). */
+  compress?: boolean | CompressionOptions;
+  /** Share one handler run between concurrent identical anonymous GET/HEAD requests. See docs/serving.md. */
+  dedup?: boolean;
+}
+
+type Out<O, K extends keyof RouteOptions, D> = O extends { [P in K]: infer S } ? (S extends Schema ? Infer<S> : D) : D;
+
+/** The Request type a route's handlers see, from its path and options. */
+export type RequestFor<Path extends string, O> = Request<{
+  params: Out<O, 'params', PathParams<Path>>;
+  query: Out<O, 'query', QueryRecord>;
+  body: Out<O, 'body', undefined>;
+  headers: Out<O, 'headers', Record<string, string>>;
+  cookies: Out<O, 'cookies', Record<string, string>>;
+}>;
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';

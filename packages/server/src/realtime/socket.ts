@@ -1,0 +1,124 @@
+// One connected WebSocket as the app sees it. Every method is a harmless no-op once the
+// socket has closed: the uWS object is never touched after its close callback.
+import { assertEventName, assertTopic, directEnvelope, encodeData, topicEnvelope } from './protocol.ts';
+import type { UwsWebSocket } from '../uws/index.ts';
+
+export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
+const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
+
+/** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
+export interface SocketPolicy {
+  tooSlow(socket: Socket<any>): void;
+  /** Sends the app's coalesced envelopes for `topic` now (no-op without coalescing). */
+  flushTopic(topic: string): void;
+}
+
+export class Socket<Data = unknown> {
+  /** What the route's `upgrade` returned. */
+  readonly data: Data;
+  /** Client address (honours trustProxy) when the socket connected. */
+  readonly ip: string;
+  /** Set on open, cleared by uWS's close callback: after that the object must not be touched. @internal */
+  _ws: UwsWebSocket | null = null;
+  /** close() was called: no more sends, the closing handshake is under way. @internal */
+  _closing = false;
+  /** @internal */ _policy: SocketPolicy;
+
+  /** @internal */
+  constructor(data: Data, ip: string, policy: SocketPolicy) {
+    this.data = data;
+    this.ip = ip;
+    this._policy = policy;
+  }
+
+  /** True once close() was called or the connection is gone. */
+  get closed(): boolean {
+    return this._ws === null || this._closing;
+  }
+
+  /** The uWS socket while it may be used. */
+  private live(): UwsWebSocket | null {
+    return this._closing ? null : this._ws;
+  }
+
+  /** Bytes queued in uWS for this socket (backpressure). */
+  get bufferedAmount(): number {
+    return this._ws === null ? 0 : this._ws.getBufferedAmount();
+  }
+
+  /** Sends `{"event":…,"data":…}` to this socket only. */
+  send(event: string, data?: unknown): SendResult {
+    assertEventName(event);
+    return this._send(directEnvelope(event, encodeData(data)), false);
+  }
+
+  /** Sends a raw frame (text for strings, binary for bytes unless `isBinary` says otherwise). */
+  sendRaw(message: string | ArrayBuffer | Uint8Array, isBinary = typeof message !== 'string'): SendResult {
+    return this._send(message, isBinary);
+  }
+
+  /** @internal */
+  _send(message: string | ArrayBuffer | Uint8Array, isBinary: boolean): SendResult {
+    const ws = this.live();
+    if (ws === null) return 'closed';
+    return RESULT[ws.send(message, isBinary)]!; // drops also reach the route's `dropped` hook
+  }
+
+  /** Subscribes this socket to a topic (server side: reserved `__` topics allowed). */
+  subscribe(topic: string): boolean {
+    assertTopic(topic);
+    const ws = this.live();
+    if (ws === null) return false;
+    this._policy.flushTopic(topic); // what was published before this call is not for us
+    return ws.subscribe(topic);
+  }
+
+  unsubscribe(topic: string): boolean {
+    const ws = this.live();
+    if (ws === null) return false;
+    this._policy.flushTopic(topic); // what was published before this call still is
+    return ws.unsubscribe(topic);
+  }
+
+  isSubscribed(topic: string): boolean {
+    const ws = this.live();
+    return ws !== null && ws.isSubscribed(topic);
+  }
+
+  get topics(): string[] {
+    const ws = this.live();
+    return ws === null ? [] : ws.getTopics();
+  }
+
+  /** Publishes to a topic's subscribers except this socket. */
+  publish(topic: string, event: string, data?: unknown): boolean {
+    assertTopic(topic);
+    assertEventName(event);
+    const ws = this.live();
+    if (ws === null) return false;
+    this._policy.flushTopic(topic); // keeps the topic's order when the app coalesces
+    return ws.publish(topic, topicEnvelope(topic, event, encodeData(data)), false);
+  }
+
+  /** Closes with a code and reason (a close frame; the client sees them). */
+  close(code = 1000, reason = ''): void {
+    const ws = this.live();
+    if (ws === null) return;
+    this._closing = true;
+    ws.end(code, reason);
+  }
+
+  /** Cuts the connection without a close frame. */
+  terminate(): void {
+    const ws = this._ws;
+    if (ws === null) return;
+    this._closing = true;
+    ws.close();
+  }
+
+  /** Batches every send inside `fn` into as few writes as possible. */
+  cork(fn: () => void): void {
+    const ws = this.live();
+    if (ws !== null) ws.cork(fn);
+  }
+}

@@ -1,0 +1,108 @@
+// Routers only record what was declared. Nothing is matched here: at startup the app
+// flattens every router into full paths and hands them to the uWS native router.
+import { normalizePrefix, parsePattern } from './path.ts';
+import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
+import { isSchema } from '../http/validation.ts';
+
+export interface RouteRecord {
+  method: HttpMethod | null; // null: any method
+  path: string;
+  options: RouteOptions;
+  handlers: Handler<any>[];
+}
+
+export interface MiddlewareRecord {
+  /** Literal prefix relative to the router, or null for every route of the router. */
+  prefix: string | null;
+  handlers: Middleware[];
+}
+
+/** Registers a route: `(path, ...handlers)` or `(path, options, ...handlers)`. */
+export interface RouteMethod<Self> {
+  <Path extends string>(path: Path, handler: Handler<RequestFor<Path, {}>>, ...more: Handler<RequestFor<Path, {}>>[]): Self;
+  <Path extends string, const O extends RouteOptions>(path: Path, options: O, handler: Handler<RequestFor<Path, O>>, ...more: Handler<RequestFor<Path, O>>[]): Self;
+}
+
+export class Router {
+  /** @internal */ readonly _routes: RouteRecord[] = [];
+  /** @internal */ readonly _middleware: MiddlewareRecord[] = [];
+  /** @internal */ readonly _children: { prefix: string; router: Router }[] = [];
+  /** @internal */ _errorHandler: ErrorHandler | undefined = undefined;
+
+  readonly get: RouteMethod<this> = this.route('GET');
+  readonly post: RouteMethod<this> = this.route('POST');
+  readonly put: RouteMethod<this> = this.route('PUT');
+  readonly patch: RouteMethod<this> = this.route('PATCH');
+  readonly delete: RouteMethod<this> = this.route('DELETE');
+  readonly head: RouteMethod<this> = this.route('HEAD');
+  readonly options: RouteMethod<this> = this.route('OPTIONS');
+  /** Every method on this path. */
+  readonly any: RouteMethod<this> = this.route(null);
+
+  private route(method: HttpMethod | null): RouteMethod<this> {
+    return ((path: string, ...rest: unknown[]) => {
+      parsePattern(path); // fail at declaration, not at startup
+      if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
+      const options = typeof rest[0] === 'function' ? {} : (rest.shift() as RouteOptions);
+      if (typeof options !== 'object' || options === null) throw new TypeError(`Route options for ${path} must be an object`);
+      checkOptions(path, options);
+      if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
+      for (const h of rest) if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
+      this._routes.push({ method, path, options, handlers: rest as Handler<any>[] });
+      return this;
+    }) as RouteMethod<this>;
+  }
+
+  /**
+   * Adds middleware for every route of this router (`use(mw)`), or for routes under a
+   * literal prefix (`use('/admin', mw)`). Middleware runs before routes, in the order added.
+   */
+  use(...args: [Middleware, ...Middleware[]] | [string, Middleware, ...Middleware[]]): this {
+    const prefix = typeof args[0] === 'string' ? normalizePrefix(args.shift() as string) : null;
+    const handlers = args as Middleware[];
+    if (handlers.length === 0) throw new TypeError('use() needs at least one middleware');
+    for (const h of handlers) if (typeof h !== 'function') throw new TypeError('Middleware must be a function');
+    this._middleware.push({ prefix, handlers });
+    return this;
+  }
+
+  /** Mounts a router's routes under a prefix. Routes added to it later are included too. */
+  attach(prefix: string, router: Router): this {
+    if (!(router instanceof Router)) throw new TypeError('attach() needs a Router');
+    if (router === this) throw new TypeError('A router cannot be attached to itself');
+    this._children.push({ prefix: normalizePrefix(prefix), router });
+    return this;
+  }
+
+  /** Handles errors thrown by this router's routes (and routers attached to it) before the app's handler. */
+  error(handler: ErrorHandler): this {
+    if (typeof handler !== 'function') throw new TypeError('error() needs a function');
+    this._errorHandler = handler;
+    return this;
+  }
+}
+
+const SCHEMA_KEYS = ['params', 'query', 'body', 'headers', 'cookies'] as const;
+const BODY_KINDS = new Set(['json', 'urlencoded', 'multipart', 'text']);
+
+function checkOptions(path: string, options: RouteOptions): void {
+  for (const key of SCHEMA_KEYS) {
+    const s = options[key];
+    if (s !== undefined && !isSchema(s)) throw new TypeError(`Route ${path}: options.${key} must be a Standard Schema validator (e.g. a Zod schema)`);
+  }
+  if (options.bodyLimit !== undefined && !(Number.isInteger(options.bodyLimit) && options.bodyLimit >= 0)) {
+    throw new TypeError(`Route ${path}: bodyLimit must be a non-negative integer`);
+  }
+  if (options.timeout !== undefined && !(Number.isFinite(options.timeout) && options.timeout >= 0)) {
+    throw new TypeError(`Route ${path}: timeout must be a non-negative number of milliseconds`);
+  }
+  if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw new TypeError(`Route ${path}: dedup must be a boolean`);
+  if (options.compress !== undefined && typeof options.compress !== 'boolean' && (typeof options.compress !== 'object' || options.compress === null)) {
+    throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
+  }
+  if (options.consumes !== undefined) {
+    if (!Array.isArray(options.consumes) || options.consumes.length === 0 || !options.consumes.every((k) => BODY_KINDS.has(k))) {
+      throw new TypeError(`Route ${path}: consumes must list some of json, urlencoded, multipart, text`);
+    }
+  }
+}
