@@ -1,5 +1,6 @@
 // Dynamic response compression (brotli, gzip), negotiated from Accept-Encoding.
 import { constants, brotliCompress, brotliCompressSync, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
+import { dynamicBrotliOptions, gzipOptions, streamBrotliOptions } from './compressors.ts';
 
 export type Encoding = 'br' | 'gzip';
 
@@ -40,7 +41,7 @@ export const SYNC_LIMIT = 32 * 1024;
 
 const COMPRESSIBLE = /^(?:text\/(?!event-stream)|application\/(?:json|javascript|ecmascript|xml|x-ndjson|ld\+json|manifest\+json|wasm|graphql)|image\/svg\+xml|[^/]+\/[^;]*\+(?:json|xml))/i;
 
-export function isCompressible(contentType: string): boolean {
+function isCompressible(contentType: string): boolean {
   return COMPRESSIBLE.test(contentType);
 }
 
@@ -114,22 +115,16 @@ export function parseAcceptEncoding(header: string): Map<string, number> {
 
 export function compressSync(body: Uint8Array, encoding: Encoding, c: Compression): Buffer {
   return encoding === 'br'
-    ? brotliCompressSync(body, { params: brotliParams(c, body.byteLength) })
-    : gzipSync(body, { level: c.gzipLevel });
+    ? brotliCompressSync(body, dynamicBrotliOptions(c.brotliQuality, body.byteLength))
+    : gzipSync(body, gzipOptions(c.gzipLevel));
 }
 
 export function compressAsync(body: Uint8Array, encoding: Encoding, c: Compression): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const done = (err: Error | null, out: Buffer) => (err ? reject(err) : resolve(out));
-    if (encoding === 'br') brotliCompress(body, { params: brotliParams(c, body.byteLength) }, done);
-    else gzip(body, { level: c.gzipLevel }, done);
+    if (encoding === 'br') brotliCompress(body, dynamicBrotliOptions(c.brotliQuality, body.byteLength), done);
+    else gzip(body, gzipOptions(c.gzipLevel), done);
   });
-}
-
-function brotliParams(c: Compression, size?: number): Record<number, number> {
-  const params: Record<number, number> = { [constants.BROTLI_PARAM_QUALITY]: c.brotliQuality, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT };
-  if (size !== undefined) params[constants.BROTLI_PARAM_SIZE_HINT] = size;
-  return params;
 }
 
 /**
@@ -138,7 +133,7 @@ function brotliParams(c: Compression, size?: number): Record<number, number> {
  * shells sent before data).
  */
 export async function* compressChunks(source: AsyncIterable<Uint8Array | string>, encoding: Encoding, c: Compression): AsyncGenerator<Buffer> {
-  const z: BrotliCompress | Gzip = encoding === 'br' ? createBrotliCompress({ params: brotliParams(c) }) : createGzip({ level: c.gzipLevel });
+  const z: BrotliCompress | Gzip = encoding === 'br' ? createBrotliCompress(streamBrotliOptions(c.brotliQuality)) : createGzip(gzipOptions(c.gzipLevel));
   const out: Buffer[] = [];
   z.on('data', (chunk: Buffer) => out.push(chunk));
   const failed = new Promise<never>((_, reject) => z.once('error', reject));

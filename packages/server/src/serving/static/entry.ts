@@ -1,0 +1,116 @@
+// A loaded file and everything a request for it needs, computed once: each representation
+// (identity, brotli, gzip) with its ETag and its header lists ready to write, the
+// Last-Modified date, and the headers of a 416.
+import type { MimeInfo } from './mime.ts';
+import type { StaticConfig } from './options.ts';
+
+/** A file as loaded from disk. */
+export interface Source {
+  rel: string;
+  /** Path we opened: inside the root, possibly through an in-root symlink. */
+  abs: string;
+  mime: MimeInfo;
+  size: number;
+  mtimeMs: number;
+  /** In-memory files only. */
+  body: Buffer | undefined;
+  hash: string;
+  br: Buffer | undefined;
+  gzip: Buffer | undefined;
+}
+
+/** One representation of a file, with its header lists ready to write. */
+export interface Variant {
+  body: Buffer;
+  etag: string | undefined;
+  /** name, value, name, value… for 200 (and 206, identity only). */
+  headers: string[];
+  /** name, value… for 304. */
+  notModified: string[];
+}
+
+export interface Entry {
+  src: Source;
+  /** Over the memory threshold: streamed from disk. */
+  large: boolean;
+  size: number;
+  /** Last-Modified truncated to seconds, in ms. */
+  mtimeSec: number;
+  lastModified: string | undefined;
+  identity: Variant;
+  br: Variant | undefined;
+  gzip: Variant | undefined;
+  /** Which variants exist: VARIANT_BR | VARIANT_GZIP (see negotiate.ts). */
+  mask: number;
+  /** Headers of a 416. */
+  unsatisfiable: string[];
+}
+
+export const VARIANT_BR = 1;
+export const VARIANT_GZIP = 2;
+
+const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
+const EMPTY = Buffer.alloc(0);
+
+function cacheControlFor(rel: string, c: StaticConfig): string {
+  const im = c.immutable;
+  if (im !== undefined) {
+    const path = '/' + rel;
+    if (typeof im === 'string' ? path.startsWith(im) : ((im.lastIndex = 0), im.test(path))) return IMMUTABLE_CACHE;
+  }
+  return `public, max-age=${c.maxAge}`;
+}
+
+/** What every variant of one file shares. */
+interface Common {
+  type: string;
+  tag: string;
+  lastModified: string | undefined;
+  cacheControl: string;
+  vary: string | undefined;
+  withEtag: boolean;
+}
+
+function buildVariant(common: Common, body: Buffer, suffix: string, encoding: string | undefined): Variant {
+  const etag = common.withEtag ? `"${common.tag}${suffix}"` : undefined;
+  const headers = ['content-type', common.type];
+  const notModified: string[] = [];
+  if (etag !== undefined) headers.push('etag', etag), notModified.push('etag', etag);
+  if (common.lastModified !== undefined) headers.push('last-modified', common.lastModified), notModified.push('last-modified', common.lastModified);
+  headers.push('cache-control', common.cacheControl, 'accept-ranges', 'bytes');
+  notModified.push('cache-control', common.cacheControl);
+  if (common.vary !== undefined) headers.push('vary', common.vary), notModified.push('vary', common.vary);
+  if (encoding !== undefined) headers.push('content-encoding', encoding);
+  return { body, etag, headers, notModified };
+}
+
+/** Builds the per-request-ready entry of a source. `extraVary` is added to Vary (the SPA fallback varies on Accept). */
+export function buildEntry(src: Source, c: StaticConfig, extraVary: string | undefined): Entry {
+  const large = src.body === undefined;
+  const mtimeSec = Math.floor(src.mtimeMs / 1000) * 1000;
+  const lastModified = c.lastModified ? new Date(mtimeSec).toUTCString() : undefined;
+  const mask = (src.br ? VARIANT_BR : 0) | (src.gzip ? VARIANT_GZIP : 0);
+  const varyList = [];
+  if (mask !== 0) varyList.push('Accept-Encoding');
+  if (extraVary !== undefined) varyList.push(extraVary);
+  const vary = varyList.length > 0 ? varyList.join(', ') : undefined;
+  const size = src.size;
+  // Large files are not hashed (that would mean reading them): size and mtime stand in.
+  const tag = large ? `${size.toString(16)}-${Math.floor(src.mtimeMs).toString(16)}` : `${size.toString(16)}-${src.hash}`;
+  const common: Common = { type: src.mime.type, tag, lastModified, cacheControl: cacheControlFor(src.rel, c), vary, withEtag: c.etag };
+
+  const unsatisfiable = ['content-range', `bytes */${size}`, 'accept-ranges', 'bytes'];
+  if (vary !== undefined) unsatisfiable.push('vary', vary);
+  return {
+    src,
+    large,
+    size,
+    mtimeSec,
+    lastModified,
+    identity: buildVariant(common, src.body ?? EMPTY, '', undefined),
+    br: src.br ? buildVariant(common, src.br, '-br', 'br') : undefined,
+    gzip: src.gzip ? buildVariant(common, src.gzip, '-gz', 'gzip') : undefined,
+    mask,
+    unsatisfiable,
+  };
+}
