@@ -1,6 +1,6 @@
 // Dynamic response compression (brotli, gzip), negotiated from Accept-Encoding.
 import { constants, brotliCompress, brotliCompressSync, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
-import { dynamicBrotliOptions, gzipOptions, streamBrotliOptions } from './compressors.ts';
+import { dynamicBrotliOptions, gzipOptions, streamBrotliOptions, streamGzipOptions } from './compressors.ts';
 
 export type Encoding = 'br' | 'gzip';
 
@@ -21,6 +21,12 @@ export interface CompressionOptions {
   skipCredentialed?: boolean;
   /** Which content types to compress. Default: text, JSON, JavaScript, XML, SVG, wasm (not SSE). */
   filter?: (contentType: string) => boolean;
+  /**
+   * Streamed bodies compressed at once, counted across the process: each holds a compressor
+   * (≈ 0.3–2 MB of native memory) for as long as it streams. Further streams are sent
+   * uncompressed. Default 64; 0 never compresses streams.
+   */
+  maxStreams?: number;
 }
 
 export interface Compression {
@@ -30,6 +36,7 @@ export interface Compression {
   gzipLevel: number;
   skipCredentialed: boolean;
   filter: (contentType: string) => boolean;
+  maxStreams: number;
 }
 
 /**
@@ -38,6 +45,8 @@ export interface Compression {
  * Larger bodies go to the thread pool so one big response never stalls the event loop.
  */
 export const SYNC_LIMIT = 32 * 1024;
+
+const DEFAULT_MAX_STREAMS = 64;
 
 const COMPRESSIBLE = /^(?:text\/(?!event-stream)|application\/(?:json|javascript|ecmascript|xml|x-ndjson|ld\+json|manifest\+json|wasm|graphql)|image\/svg\+xml|[^/]+\/[^;]*\+(?:json|xml))/i;
 
@@ -56,11 +65,14 @@ export function resolveCompression(value: boolean | CompressionOptions | undefin
     gzipLevel: o.gzipLevel ?? 6,
     skipCredentialed: o.skipCredentialed ?? false,
     filter: o.filter ?? isCompressible,
+    maxStreams: o.maxStreams ?? DEFAULT_MAX_STREAMS,
   };
   if (!Number.isInteger(c.threshold) || c.threshold < 0) throw new TypeError('compression threshold must be a non-negative integer');
   if (!c.encodings.every((e) => e === 'br' || e === 'gzip')) throw new TypeError("compression encodings must be 'br' and/or 'gzip'");
   if (!(Number.isInteger(c.brotliQuality) && c.brotliQuality >= 0 && c.brotliQuality <= 11)) throw new TypeError('brotliQuality must be 0-11');
   if (!(Number.isInteger(c.gzipLevel) && c.gzipLevel >= 1 && c.gzipLevel <= 9)) throw new TypeError('gzipLevel must be 1-9');
+  if (!((Number.isInteger(c.maxStreams) && c.maxStreams >= 0) || c.maxStreams === Infinity)) throw new TypeError('maxStreams must be a non-negative integer (or Infinity)');
+  if (typeof c.filter !== 'function') throw new TypeError('compression filter must be a function');
   return c;
 }
 
@@ -127,34 +139,120 @@ export function compressAsync(body: Uint8Array, encoding: Encoding, c: Compressi
   });
 }
 
+// ----- streamed bodies ----------------------------------------------------------------
+//
+// A streaming compressor lives as long as its response and holds native memory all that
+// time (brotli: its window and hash tables). So streams get a small window (compressors.ts),
+// at most `maxStreams` of them compress at once in the process (the others are sent as
+// they are), and a compressor is freed the moment its client leaves, even while the
+// stream waits for its source.
+
+let liveStreams = 0;
+
+/** Streaming compressors alive in the process (for tests and metrics). @internal */
+export function liveCompressedStreams(): number {
+  return liveStreams;
+}
+
+/** Whether one more streamed body may be compressed under `c.maxStreams`. */
+export function streamCompressionAvailable(c: Compression): boolean {
+  return liveStreams < c.maxStreams;
+}
+
 /**
  * Compresses a stream chunk by chunk, flushing after each so every chunk the source
  * produced reaches the client promptly (streams are often live: logs, progress, HTML
- * shells sent before data).
+ * shells sent before data). `signal` (the client left) frees the compressor at once.
+ * The compressor is created, and counted, when iteration starts: start iterating in the
+ * same tick as the `streamCompressionAvailable` check so the cap cannot be overshot.
  */
-export async function* compressChunks(source: AsyncIterable<Uint8Array | string>, encoding: Encoding, c: Compression): AsyncGenerator<Buffer> {
-  const z: BrotliCompress | Gzip = encoding === 'br' ? createBrotliCompress(streamBrotliOptions(c.brotliQuality)) : createGzip(gzipOptions(c.gzipLevel));
-  const out: Buffer[] = [];
-  z.on('data', (chunk: Buffer) => out.push(chunk));
-  const failed = new Promise<never>((_, reject) => z.once('error', reject));
-  failed.catch(() => {});
-  const flushKind = encoding === 'br' ? constants.BROTLI_OPERATION_FLUSH : constants.Z_SYNC_FLUSH;
-  const drain = () => {
+export async function* compressChunks(source: AsyncIterable<Uint8Array | string>, encoding: Encoding, c: Compression, signal?: AbortSignal): AsyncGenerator<Buffer> {
+  if (signal?.aborted) return;
+  const z = new StreamCompressor(encoding, c);
+  signal?.addEventListener('abort', z);
+  try {
+    for await (const chunk of source) {
+      const out = await z.push(chunk);
+      if (z.closed) return;
+      if (out !== null) yield out;
+    }
+    const out = await z.finish();
+    if (out !== null) yield out;
+  } finally {
+    signal?.removeEventListener('abort', z);
+    z.close();
+  }
+}
+
+/** One zlib stream, counted in `liveStreams` until closed. Listens for `abort` itself (no closure). */
+class StreamCompressor {
+  closed = false;
+  private readonly z: BrotliCompress | Gzip;
+  private readonly flushKind: number;
+  private readonly out: Buffer[] = [];
+  private error: Error | null = null;
+  /** Resolves the pending flush or end: on completion, error or close. */
+  private wake: (() => void) | null = null;
+
+  constructor(encoding: Encoding, c: Compression) {
+    this.z = encoding === 'br' ? createBrotliCompress(streamBrotliOptions(c.brotliQuality)) : createGzip(streamGzipOptions(c.gzipLevel));
+    this.flushKind = encoding === 'br' ? constants.BROTLI_OPERATION_FLUSH : constants.Z_SYNC_FLUSH;
+    this.z.on('data', (chunk: Buffer) => this.out.push(chunk));
+    this.z.on('error', (err: Error) => {
+      this.error = err;
+      this.settle();
+    });
+    liveStreams++;
+  }
+
+  /** Compresses and flushes one chunk; returns the output (null when none). */
+  async push(chunk: Uint8Array | string): Promise<Buffer | null> {
+    if (this.closed) return null;
+    this.z.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      this.z.flush(this.flushKind, () => this.settle());
+    });
+    return this.take();
+  }
+
+  /** Ends the stream; returns the last output. */
+  async finish(): Promise<Buffer | null> {
+    if (this.closed) return null;
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      this.z.once('end', () => this.settle());
+      this.z.end();
+    });
+    return this.take();
+  }
+
+  /** Frees the native compressor (idempotent). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    liveStreams--;
+    this.z.destroy();
+    this.settle();
+  }
+
+  /** AbortSignal listener: the client left. */
+  handleEvent(): void {
+    this.close();
+  }
+
+  private settle(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private take(): Buffer | null {
+    if (this.error !== null) throw this.error;
+    const out = this.out;
+    if (this.closed || out.length === 0) return null;
     const chunk = out.length === 1 ? out[0]! : Buffer.concat(out);
     out.length = 0;
     return chunk;
-  };
-  try {
-    for await (const chunk of source) {
-      z.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-      await Promise.race([new Promise<void>((r) => z.flush(flushKind, () => r())), failed]);
-      if (out.length > 0) yield drain();
-    }
-    const ended = new Promise<void>((r) => z.once('end', () => r()));
-    z.end();
-    await Promise.race([ended, failed]);
-    if (out.length > 0) yield drain();
-  } finally {
-    z.destroy();
   }
 }

@@ -3,7 +3,7 @@
 // has ended or the client has gone: the uWS object is never touched after that.
 import { Readable } from 'node:stream';
 import type { BodyReader } from './body.ts';
-import { compressAsync, compressChunks, compressSync, negotiateEncoding, SYNC_LIMIT, type Compression, type Encoding } from '../../serving/compression.ts';
+import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../../serving/compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
 import { MAX_SHARED_BODY, shareable, type DedupTable, type SharedResponse } from '../../serving/dedup.ts';
 import type { Request } from './request.ts';
@@ -292,7 +292,8 @@ export class Response {
     const length = options.length;
     if (length !== undefined && !(Number.isSafeInteger(length) && length >= 0)) throw new TypeError('stream length must be a non-negative integer');
     const c = this._hooks.compression;
-    const encoding = c !== null ? this._negotiate(c, undefined) : null;
+    let encoding = c !== null ? this._negotiate(c, undefined) : null;
+    if (encoding !== null && !streamCompressionAvailable(c!)) encoding = null; // over maxStreams: identity
     if (encoding !== null) this._push('content-encoding', encoding);
     const known = encoding === null ? length : undefined; // compression changes the length
     if (this._head) {
@@ -306,7 +307,7 @@ export class Response {
       cancelSource(source);
       return;
     }
-    const iterable = encoding === null ? toAsyncIterable(source) : compressChunks(toAsyncIterable(source), encoding, c!);
+    const iterable = encoding === null ? toAsyncIterable(source) : compressChunks(toAsyncIterable(source), encoding, c!, this._req.signal);
     try {
       if (known !== undefined) await this._streamKnownLength(iterable, known);
       else
