@@ -1,6 +1,6 @@
-// The only module that imports uWebSockets.js. It also holds our own declarations
-// of the parts we use: the ones shipped with the registry build are stale.
-import { createRequire } from 'node:module';
+// The uws/ folder is the only place that loads uWebSockets.js (load.ts does, with the glibc
+// fix); this module holds our own declarations of the parts we use: the shipped ones are stale.
+import { loadAddon } from './load.ts';
 
 export type RecognizedString = string | ArrayBuffer | Uint8Array;
 
@@ -137,8 +137,7 @@ export function loadUws(maxHeaderSize?: number): UwsModule {
   const fromEnv = Number(process.env[HEADER_SIZE_ENV]);
   loadedHeaderSize = maxHeaderSize ?? (fromEnv > 0 ? fromEnv : DEFAULT_MAX_HEADER_SIZE);
   process.env[HEADER_SIZE_ENV] = String(loadedHeaderSize);
-  const require = createRequire(import.meta.url);
-  loaded = require('uWebSockets.js') as UwsModule;
+  loaded = loadAddon<UwsModule>();
   return loaded;
 }
 

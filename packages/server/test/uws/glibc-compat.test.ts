@@ -1,0 +1,56 @@
+// The glibc compatibility patch, on the real registry binary of uWebSockets.js.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { inspectElf, isGlibc238Error, patchBuffer, requiredGlibcVersions } from '../../src/uws/glibc-compat.ts';
+
+const packageDir = dirname(createRequire(import.meta.url).resolve('uWebSockets.js'));
+const binary = join(packageDir, `uws_linux_x64_${process.versions.modules}.node`);
+// The registry build as shipped (a bench install patches in place and keeps the original beside it).
+const original = readFileSync(existsSync(`${binary}.glibc238.orig`) ? `${binary}.glibc238.orig` : binary);
+
+function versionIndex(buf: Buffer, name: string): number {
+  return inspectElf(buf).needs.find((n) => n.file === 'libc.so.6')!.auxes.find((a) => a.name === name)!.other;
+}
+
+describe('glibc compat patch', () => {
+  test('the registry build needs GLIBC_2.38 only for the three C23 imports', () => {
+    assert.ok(requiredGlibcVersions(original).includes('GLIBC_2.38'));
+    const v238 = versionIndex(original, 'GLIBC_2.38');
+    const users = inspectElf(original).symbols.filter((s) => s.version === v238).map((s) => s.name).sort();
+    assert.deepEqual(users, ['__isoc23_sscanf', '__isoc23_strtol', '__isoc23_strtoul']);
+  });
+
+  test('the patch drops GLIBC_2.38 and binds the classic GLIBC_2.2.5 symbols, in place', () => {
+    const patched = patchBuffer(original)!;
+    const versions = requiredGlibcVersions(patched);
+    assert.ok(!versions.includes('GLIBC_2.38'));
+    assert.equal(versions.length, requiredGlibcVersions(original).length - 1);
+    const classic = versionIndex(patched, 'GLIBC_2.2.5');
+    const { symbols } = inspectElf(patched);
+    for (const name of ['sscanf', 'strtol', 'strtoul']) assert.ok(symbols.some((s) => s.name === name && s.version === classic), `${name}@GLIBC_2.2.5`);
+    assert.ok(!symbols.some((s) => s.name.startsWith('__isoc23_')));
+    assert.equal(patched.length, original.length, 'same size');
+    assert.equal(patchBuffer(patched), null, 'patching twice changes nothing');
+  });
+
+  test('refuses to patch when another symbol needs GLIBC_2.38', () => {
+    const tampered = Buffer.from(original);
+    const victim = inspectElf(tampered).symbols.find((s) => s.name === 'malloc')!;
+    tampered.writeUInt16LE(versionIndex(tampered, 'GLIBC_2.38'), victim.versymAt);
+    assert.throws(() => patchBuffer(tampered), /other than the C23 trio need GLIBC_2.38: malloc/);
+  });
+
+  test('refuses files that are not ELF64', () => {
+    assert.throws(() => patchBuffer(Buffer.from('not an elf file at all, clearly')), /not an ELF/);
+    assert.throws(() => patchBuffer(Buffer.alloc(3)), /not an ELF/);
+  });
+
+  test('recognises exactly the GLIBC_2.38 load error', () => {
+    assert.ok(isGlibc238Error("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by uws.node)"));
+    assert.ok(!isGlibc238Error("version `GLIBC_2.39' not found"));
+    assert.ok(!isGlibc238Error('Cannot find module'));
+  });
+});
