@@ -16,6 +16,8 @@ import { createStaticFixtures } from './static-fixtures.mjs';
 import { SCENARIOS } from './lib/scenarios.mjs';
 import { loadgenArgs, wrkArgs } from './lib/measure.mjs';
 import { LOADGEN_BIN, ensureLoadgen, ensureWrk } from './lib/env.mjs';
+import { ensureBenchInstall } from './lib/install.mjs';
+import { PEERS, pkgJson } from './lib/peers.mjs';
 
 const [name = 'tachyon', target = '/', seconds = '5'] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,6 +28,7 @@ process.on('exit', () => fixtures?.remove());
 const scenario = SCENARIOS[target];
 // Install what the load needs before the server starts waiting for it.
 if (scenario?.kind !== 'ws') ensureWrk(console.log);
+ensureBenchInstall((PEERS[name]?.packages ?? []).filter((p) => !pkgJson(p)), console.log);
 const server = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
   env: { ...process.env, PORT: '0', STATIC_DIR: process.env.STATIC_DIR ?? fixtures.dir },
   stdio: ['ignore', 'pipe', 'inherit'],

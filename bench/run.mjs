@@ -41,6 +41,7 @@ const { checkHttp, checkWs } = await import('./lib/checks.mjs');
 const { measureHttp, measureWs } = await import('./lib/measure.mjs');
 const { LEGEND, evaluateGoals, goalLines, orderRows, resultsMarkdown, summarize, terminalTable } = await import('./lib/report.mjs');
 const { writeCharts } = await import('./lib/charts.mjs');
+const { ensureBenchInstall } = await import('./lib/install.mjs');
 const { BENCH_DIR, BenchError, CHARTS_DIR, REPO_DIR, RESULTS_DIR, fail, fmtCpu, fmtDuration, fmtInt, fmtMs, fmtPct } = await import('./lib/util.mjs');
 
 const REFERENCE = new Set(['uws', 'tachyon', 'tachyon-coalesced']); // their failures fail the invocation
@@ -164,14 +165,9 @@ function parseOptions() {
 
 const log = (line) => console.log(line);
 
-/** Runs `npm install` at the root when a selected peer's package is missing; says so. */
+/** Installs the bench's own dependencies when a selected peer's package is missing. */
 function ensurePeerPackages(peers) {
-  const missing = [...new Set(peers.flatMap((p) => PEERS[p].packages.filter((pkg) => !pkgJson(pkg))))];
-  if (!missing.length) return;
-  log(`bench: peer package(s) ${missing.join(', ')} missing; installing the bench-only dependencies (exact versions in bench/package.json) with \`npm install\` at the repository root`);
-  const npm = path.join(path.dirname(process.execPath), 'npm');
-  const r = spawnSync(existsSync(npm) ? npm : 'npm', ['install', '--no-audit', '--no-fund'], { cwd: REPO_DIR, stdio: 'inherit' });
-  if (r.status !== 0) log(`bench: npm install failed (${r.error?.message ?? `exit ${r.status}`}); the peers that need ${missing.join(', ')} will be reported unavailable`);
+  ensureBenchInstall([...new Set(peers.flatMap((p) => PEERS[p].packages.filter((pkg) => !pkgJson(pkg))))], log);
 }
 
 function planRuns(opts, env, runtimes, loadgen) {

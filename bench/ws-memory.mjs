@@ -41,7 +41,14 @@ async function serve(kind) {
   });
 }
 
+async function ensureInstalled() {
+  const { pkgJson } = await import('./lib/peers.mjs');
+  const { ensureBenchInstall } = await import('./lib/install.mjs');
+  ensureBenchInstall(['uWebSockets.js', '@tachyon/server'].filter((p) => !pkgJson(p)), console.log);
+}
+
 async function main(n) {
+  await ensureInstalled();
   console.log(`${n} idle connections per server, memory per connection after gc():`);
   for (const kind of ['uws', 'tachyon', 'tachyon-hook']) {
     const server = spawn(process.execPath, ['--expose-gc', SELF, '--serve', kind], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -27,13 +27,17 @@ export const PEERS = {
   deno: { label: 'Deno.serve', runtime: 'deno', packages: ['deno'], about: 'Deno.serve and Deno.upgradeWebSocket, deno from npm' },
 };
 
-/** package.json of a dependency, looked up the way Node would from bench/servers. */
+/**
+ * package.json of a dependency as bench/servers would resolve it, looking only as far up as
+ * bench/: the repository root's node_modules holds the framework's own install (with
+ * uWebSockets.js as shipped), not the benchmark's, so it must not count as installed.
+ */
 export function pkgJson(name) {
-  for (let dir = path.join(BENCH_DIR, 'servers'); ; dir = path.dirname(dir)) {
+  for (let dir = path.join(BENCH_DIR, 'servers'); dir.startsWith(BENCH_DIR); dir = path.dirname(dir)) {
     const file = path.join(dir, 'node_modules', name, 'package.json');
     if (existsSync(file)) return { file, pkg: JSON.parse(readFileSync(file, 'utf8')) };
-    if (dir === path.dirname(dir)) return undefined;
   }
+  return undefined;
 }
 
 export function pkgVersion(name) {
@@ -53,12 +57,12 @@ function probeBinary(what, candidates) {
     errors.push(`${path.relative(REPO_DIR, bin)} --version failed: ${(r.error?.message ?? r.stderr ?? '').trim().split('\n')[0] || `exit ${r.status}`}`);
   }
   if (errors.length) return { error: errors.join('; ') };
-  return { error: `no ${what} binary in node_modules (looked for ${candidates.map((c) => path.relative(REPO_DIR, c)).join(', ')}); the npm package ships it in an optional dependency: run npm install` };
+  return { error: `no ${what} binary in node_modules (looked for ${candidates.map((c) => path.relative(REPO_DIR, c)).join(', ')}); the npm package ships it in an optional dependency: run npm install in bench/` };
 }
 
 /** Resolves the runtimes (bun, deno from npm) once: { node, bun, deno } with bin/version or error. */
 export function probeRuntimes() {
-  const nm = (...p) => path.join(REPO_DIR, 'node_modules', ...p);
+  const nm = (...p) => path.join(BENCH_DIR, 'node_modules', ...p);
   return {
     node: { bin: process.execPath, version: process.version },
     bun: probeBinary('bun', [nm('bun', 'bin', 'bun.exe'), nm('@oven', 'bun-linux-x64', 'bin', 'bun'), nm('@oven', 'bun-linux-x64-baseline', 'bin', 'bun')]),
@@ -70,7 +74,7 @@ export function probeRuntimes() {
 export function peerProblem(peer, runtimes) {
   const def = PEERS[peer];
   const missing = def.packages.filter((p) => !pkgJson(p));
-  if (missing.length) return `package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not installed (bench/package.json; run npm install at the repository root)`;
+  if (missing.length) return `package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not installed (bench/package.json; `npm run bench` installs them, or run npm install in bench/)`;
   const rt = runtimes[def.runtime];
   if (rt.error) return rt.error;
   return undefined;
