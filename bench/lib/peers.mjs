@@ -74,7 +74,7 @@ export function probeRuntimes() {
 export function peerProblem(peer, runtimes) {
   const def = PEERS[peer];
   const missing = def.packages.filter((p) => !pkgJson(p));
-  if (missing.length) return `package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not installed (bench/package.json; `npm run bench` installs them, or run npm install in bench/)`;
+  if (missing.length) return `package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not installed (bench/package.json; npm run bench installs them, or run npm install in bench/)`;
   const rt = runtimes[def.runtime];
   if (rt.error) return rt.error;
   return undefined;
