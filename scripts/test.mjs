@@ -10,6 +10,7 @@ const run = (cmd, args) => {
 
 console.log(`node ${process.version} (${process.execPath})`);
 run('tsc', ['-b', 'packages/server', 'packages/client']);
+run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
 // The load generator's Rust tests need cargo: they run in `npm run bench:test` (CI runs both).

@@ -14,6 +14,7 @@ export type { PathParams } from './routing/path.ts';
 export type { TrustProxy } from './app/settings.ts';
 export type { Schema, Infer } from './http/validation.ts';
 export type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, Next, NotFoundHandler, RequestFor, RouteOptions, RouteTypes } from './http/types.ts';
+export type { ClientOptions } from './serving/client-bundle.ts';
 export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from './serving/static/index.ts';
 export { Socket, type SendResult } from './realtime/socket.ts';
 export type { WsBehavior, WsEvent } from './realtime/route.ts';

@@ -4,6 +4,7 @@ import { DedupTable } from '../serving/dedup.ts';
 import { HttpError } from '../http/errors.ts';
 import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
+import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import { WsHub } from '../realtime/hub.ts';
 import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
 import { checkWsBehavior, compileWsRoute, type WsBehavior, type WsRouteSpec } from '../realtime/route.ts';
@@ -227,6 +228,23 @@ export class App extends Router {
         this.onClose(() => files.close());
         if (base !== '') this.get(base, routeOptions, files.handler);
         this.get(`${base}/*`, routeOptions, files.handler);
+      }),
+    );
+    return this;
+  }
+
+  /**
+   * Serves @tachyon/client's minified browser build (one ES module) at `path`, for pages
+   * without a bundler: `import { connect } from '/tachyon/client.js'` (docs/client.md).
+   * Throws if @tachyon/client is not installed.
+   */
+  client(path = '/tachyon/client.js', options: ClientOptions = {}): this {
+    if (this.uws) throw new Error('app.client() must be called before listen()');
+    const bundle = resolveClientBundle();
+    const staticOptions = clientStaticOptions(path, options, bundle);
+    this.loading.push(
+      createStatic(bundle.dir, staticOptions).then((files) => {
+        this.get(path, { compress: false, dedup: false }, files.handler);
       }),
     );
     return this;
