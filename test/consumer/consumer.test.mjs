@@ -1,0 +1,174 @@
+// The consumer test: the packages as users receive them. Packs every package, installs the
+// tarballs with plain `npm install` into a temporary app outside the repository, type-checks
+// the app under NodeNext, starts it, and exercises HTTP, validation, a WebSocket event with a
+// reply through @tachyon/client from Node, and app.client(). Needs the npm registry (zod,
+// typescript, uWebSockets.js); `npm test` builds the packages before it runs.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PACKAGES = ['packages/server', 'packages/client'];
+const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
+const app = join(work, 'app');
+const node = process.execPath;
+
+function sh(cmd, args, cwd, timeout = 180_000) {
+  const t0 = Date.now();
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  const took = ((Date.now() - t0) / 1000).toFixed(1);
+  assert.equal(r.status, 0, `${cmd} ${args.join(' ')} failed (${took} s):\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error}` : ''}`);
+  return { stdout: r.stdout, took };
+}
+
+const SERVER = `import { App, HttpError } from '@tachyon/server';
+import { z } from 'zod';
+
+const User = z.object({ name: z.string().min(1), age: z.number().int().min(0) });
+
+const app = new App();
+app.client();
+app.get('/hello/:name', { params: z.object({ name: z.string() }) }, (req) => ({ hello: req.params.name }));
+app.post('/users', { body: User }, (req, res) => {
+  const user: { name: string; age: number } = req.body;
+  res.status(201);
+  return { created: user.name };
+});
+app.get('/teapot', () => {
+  throw new HttpError(418, 'short and stout');
+});
+app.ws('/live', {
+  events: {
+    add: {
+      schema: z.object({ a: z.number(), b: z.number() }),
+      handler: (_ws, { a, b }) => ({ sum: a + b }),
+    },
+  },
+});
+const server = await app.listen({ port: 0, host: '127.0.0.1' });
+console.log('PORT ' + server.port);
+process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));
+`;
+
+const CLIENT = `import { connect } from '@tachyon/client';
+
+type Requests = { add: { data: { a: number; b: number }; reply: { sum: number } } };
+const live = connect<{}, Requests>(process.argv[2]!);
+await live.ready;
+const { sum } = await live.request('add', { a: 40, b: 2 });
+console.log(JSON.stringify({ sum }));
+live.close();
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2023',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    allowImportingTsExtensions: true,
+    erasableSyntaxOnly: true,
+    verbatimModuleSyntax: true,
+    skipLibCheck: false,
+    types: ['node'],
+  },
+  include: ['*.ts'],
+};
+
+describe('consumer: the packed packages in an app outside the repository', { timeout: 300_000 }, () => {
+  let server;
+  let port;
+
+  before(async () => {
+    mkdirSync(app, { recursive: true });
+    const tarballs = [];
+    for (const pkg of PACKAGES) {
+      const out = sh('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, pkg)).stdout;
+      tarballs.push(join(work, JSON.parse(out)[0].filename));
+    }
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }, null, 2));
+    writeFileSync(join(app, 'server.ts'), SERVER);
+    writeFileSync(join(app, 'client.ts'), CLIENT);
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+    const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
+    const ts = `typescript@${rootPkg.devDependencies.typescript}`;
+    const { took } = sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes], app, 240_000);
+    console.log(`# consumer: npm install of the tarballs took ${took} s`);
+  });
+
+  after(async () => {
+    server?.kill('SIGKILL');
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  test('installs as a user gets it: no workspace links, README and LICENSE shipped', () => {
+    for (const name of ['server', 'client']) {
+      const dir = join(app, 'node_modules', '@tachyon', name);
+      assert.ok(lstatSync(dir).isDirectory() && !lstatSync(dir).isSymbolicLink(), `${name}: installed from its tarball`);
+      assert.ok(!JSON.stringify(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {}).includes('workspace:'));
+      assert.ok(existsSync(join(dir, 'README.md')) && existsSync(join(dir, 'LICENSE')), `${name}: README and LICENSE`);
+      for (const f of readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.js.map'))) {
+        const map = JSON.parse(readFileSync(join(dir, 'dist', f), 'utf8'));
+        assert.equal(map.sourcesContent?.length, map.sources.length, `${name}/dist/${f} carries its sources`);
+      }
+    }
+  });
+
+  test('type-checks under NodeNext with strict settings', () => {
+    sh(node, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+  });
+
+  test('starts (.ts on Node directly) and answers HTTP, validation and errors', async () => {
+    server = spawn(node, ['server.ts'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    server.stderr.on('data', (d) => (stderr += d));
+    port = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no PORT line within 20 s; stderr:\n${stderr}`)), 20_000);
+      server.stdout.on('data', (d) => {
+        const m = /PORT (\d+)/.exec(String(d));
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+      server.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${stderr}`)));
+    });
+    const base = `http://127.0.0.1:${port}`;
+    assert.deepEqual(await (await fetch(`${base}/hello/ada`)).json(), { hello: 'ada' });
+    const created = await fetch(`${base}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Ada', age: 36 }) });
+    assert.equal(created.status, 201);
+    assert.deepEqual(await created.json(), { created: 'Ada' });
+    const invalid = await fetch(`${base}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '', age: -1 }) });
+    assert.equal(invalid.status, 400);
+    const problem = await invalid.json();
+    assert.ok(Array.isArray(problem.issues) && problem.issues.length === 2, JSON.stringify(problem));
+    assert.equal((await fetch(`${base}/teapot`)).status, 418);
+    assert.equal((await fetch(`${base}/nope`)).status, 404);
+  });
+
+  test('a WebSocket event with a reply, through @tachyon/client from Node', () => {
+    const { stdout } = sh(node, ['client.ts', `ws://127.0.0.1:${port}/live`], app, 20_000);
+    assert.deepEqual(JSON.parse(stdout.trim()), { sum: 42 });
+  });
+
+  test('app.client() serves the browser build', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/tachyon/client.js`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /javascript/);
+    assert.match(await res.text(), /export\{/);
+  });
+
+  test('on glibc < 2.38 the addon was made loadable in node_modules/.cache, the package untouched', (t) => {
+    const glibc = process.report.getReport().header.glibcVersionRuntime;
+    if (!glibc || Number(glibc.split('.')[1]) >= 38) return t.skip(`glibc ${glibc ?? 'n/a'}: the shipped binary loads as is`);
+    const cache = join(app, 'node_modules', '.cache', 'tachyon-uws');
+    assert.ok(existsSync(cache) && readdirSync(cache).some((f) => f.endsWith('.node')), 'a compatible copy in node_modules/.cache/tachyon-uws');
+    assert.ok(!readdirSync(join(app, 'node_modules', 'uWebSockets.js')).some((f) => f.endsWith('.orig')), 'the installed package is not patched in place');
+  });
+});
