@@ -20,6 +20,7 @@ import type { UwsHandler, UwsRequest, UwsResponse } from '../uws/index.ts';
 import type { Compression } from '../serving/compression.ts';
 import { MAX_SHARED_BODY, type DedupTable } from '../serving/dedup.ts';
 import { compileValidator, type Schema, type Validator } from './validation.ts';
+import { framingProblem, refuseFraming } from './framing.ts';
 
 type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
 
@@ -76,6 +77,8 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
   const method = head ? 'HEAD' : fixedMethod;
 
   return (ures: UwsResponse, ureq: UwsRequest) => {
+    const framing = framingProblem(ureq);
+    if (framing !== null) return refuseFraming(ures, ureq, framing, settings.logger);
     const m = method ?? ureq.getCaseSensitiveMethod();
     // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
     const res = new Response(ures, settings, route, head || m === 'HEAD', tls);

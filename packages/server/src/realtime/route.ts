@@ -3,6 +3,8 @@
 //   upgrade (HTTP) → origin check → app's `upgrade(req)` (may be async) → uWS upgrade
 //   message → byte-prefix test → control frame (subscribe / event / ping) or the app's `message`
 //   close → bookkeeping → the app's `close`
+import { framingProblem, refuseFraming } from '../http/framing.ts';
+import { refuseWsVersion } from './handshake.ts';
 import { defaultErrorHandler, readParams } from '../http/compile-route.ts';
 import { HttpError, ValidationError } from '../http/errors.ts';
 import { Request, resolveClientIp } from '../http/io/request.ts';
@@ -288,6 +290,9 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     sendPingsAutomatically: b.sendPingsAutomatically ?? true,
 
     upgrade(ures, ureq, context) {
+      const framing = framingProblem(ureq);
+      if (framing !== null) return refuseFraming(ures, ureq, framing, log);
+      if (refuseWsVersion(ures, ureq, log)) return;
       if (direct) {
         // No upgrade hook and no origin callback: nothing needs a Request, so none is built
         // (less garbage per connection). A refused origin takes the full path below.

@@ -19,7 +19,7 @@ export class BodyReader {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private received = 0;
-  private ended = false;
+  private isEnded = false;
   private paused = false;
   private collecting = false;
   private failure: Error | null = null;
@@ -35,17 +35,13 @@ export class BodyReader {
     uws.onData((chunk, isLast) => this.push(chunk, isLast));
   }
 
-  /** True once the body has fully arrived (or failed): the connection can be reused. */
-  get complete(): boolean {
-    return this.ended || this.failure !== null;
-  }
-
-  get bytesReceived(): number {
-    return this.received;
+  /** True once the last byte of the body has arrived: the connection can be reused. */
+  get ended(): boolean {
+    return this.isEnded;
   }
 
   private push(chunk: ArrayBuffer, isLast: boolean): void {
-    if (isLast) this.ended = true;
+    if (isLast) this.isEnded = true;
     if (this.failure) return; // keep draining the socket, drop the bytes
     const n = chunk.byteLength;
     this.received += n;
@@ -58,13 +54,13 @@ export class BodyReader {
       this.chunks.push(Buffer.copyBytesFrom(new Uint8Array(chunk)));
       this.buffered += n;
     }
-    if (!this.collecting && !this.ended && this.buffered > HIGH_WATER) this.setPaused(true);
+    if (!this.collecting && !this.isEnded && this.buffered > HIGH_WATER) this.setPaused(true);
     this.notify();
   }
 
   private notify(): void {
     const settle = this.settleWhole;
-    if (settle !== null && (this.ended || this.failure)) {
+    if (settle !== null && (this.isEnded || this.failure)) {
       this.settleWhole = null;
       settle(this.failure);
     }
@@ -109,7 +105,7 @@ export class BodyReader {
   collect(): Promise<Buffer> {
     if (this.whole) return Promise.resolve(this.whole);
     if (this.failure) return Promise.reject(this.failure);
-    if (this.ended) return Promise.resolve(this.join());
+    if (this.isEnded) return Promise.resolve(this.join());
     this.collecting = true;
     this.setPaused(false);
     return (this.pendingWhole ??= new Promise<Buffer>((resolve, reject) => {
@@ -140,7 +136,7 @@ export class BodyReader {
         yield chunk;
         continue;
       }
-      if (this.ended) return;
+      if (this.isEnded) return;
       this.setPaused(false);
       await this.waitForData();
     }

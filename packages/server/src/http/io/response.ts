@@ -38,13 +38,13 @@ export interface ResponseHooks {
 
 // cork() runs its callback synchronously, so one static thunk and these slots replace a
 // closure per corked write.
-let corkRes: Response;
+let corkRes: Response | null = null;
 let corkOp = 0;
 let corkArg: Body | undefined;
 let corkResult = false;
 let corkLength: number | undefined;
 function corkThunk(): void {
-  corkResult = corkRes._op(corkOp, corkArg);
+  corkResult = corkRes!._op(corkOp, corkArg);
 }
 const OP_END = 0;
 const OP_BEGIN = 1;
@@ -412,6 +412,9 @@ export class Response {
     corkOp = op;
     corkArg = arg;
     this._uws.cork(corkThunk);
+    // Clear the slots: a module-level reference would keep this response (and its body)
+    // alive until the next async write, long after the request ended.
+    corkRes = null;
     corkArg = undefined;
     return corkResult;
   }
@@ -467,9 +470,13 @@ export class Response {
     }
   }
 
-  /** Close the connection after this response when shutting down or when an unread body is still arriving. */
+  /**
+   * Close the connection after this response when shutting down, or when the request body has
+   * not fully arrived (unread, or refused with 413): keeping the connection would mean reading
+   * and discarding whatever the client still sends, for as long as it trickles.
+   */
   private _closeAfter(): boolean {
-    return this._settings.draining || (this._reader !== null && !this._reader.complete);
+    return this._settings.draining || (this._reader !== null && !this._reader.ended);
   }
 
   /** @internal */
