@@ -10,6 +10,7 @@ import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
 import { checkWsBehavior, compileWsRoute, type WsBehavior, type WsRouteSpec } from '../realtime/route.ts';
 import { withTlsFiles, type TlsOptions } from '../serving/tls.ts';
 import { silentLogger, type Logger } from './logger.ts';
+import { pickFreePort } from './free-port.ts';
 import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from '../routing/path.ts';
 import { compileRoute, type RouteSpec } from '../http/compile-route.ts';
 import type { Request } from '../http/io/request.ts';
@@ -95,6 +96,9 @@ interface ScopedMiddleware {
   prefix: string | null; // absolute; null = unconditional within its router
   handlers: Middleware[];
 }
+
+/** uWS refused the listen socket (address in use or not available). */
+class ListenError extends Error {}
 
 export class App extends Router {
   /** @internal */ readonly _settings: Settings;
@@ -258,13 +262,25 @@ export class App extends Router {
     return this.listenNow(port, hostOrOptions);
   }
 
-  private listenNow(port: number | ListenOptions, hostOrOptions?: string | ListenOptions): Promise<Server> {
+  private async listenNow(port: number | ListenOptions, hostOrOptions?: string | ListenOptions): Promise<Server> {
     const extra = typeof hostOrOptions === 'string' ? { host: hostOrOptions } : (hostOrOptions ?? {});
     const opts: ListenOptions = typeof port === 'number' ? { ...extra, port } : { ...extra, ...port };
-    const p = opts.port ?? 0;
+    const requested = opts.port ?? 0;
     const h = opts.host ?? '0.0.0.0';
-    if (!Number.isInteger(p) || p < 0 || p > 65535) return Promise.reject(new TypeError(`Invalid port ${p}`));
-    if (this.server) return Promise.reject(new Error('This app is already listening'));
+    if (!Number.isInteger(requested) || requested < 0 || requested > 65535) throw new TypeError(`Invalid port ${requested}`);
+    if (this.server) throw new Error('This app is already listening');
+    // Port 0: pick the port first (see free-port.ts); another process may take it in between, so retry.
+    for (let attempt = 1; ; attempt++) {
+      const p = requested === 0 ? await pickFreePort(h) : requested;
+      try {
+        return await this.listenOn(p, h, opts);
+      } catch (err) {
+        if (requested !== 0 || attempt >= 3 || !(err instanceof ListenError)) throw err;
+      }
+    }
+  }
+
+  private listenOn(p: number, h: string, opts: ListenOptions): Promise<Server> {
     let uws: UwsApp;
     try {
       uws = this.uws ??= this.compile();
@@ -276,7 +292,7 @@ export class App extends Router {
       // would silently share its traffic instead of failing.
       uws.listen(h, p, loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) {
-          reject(new Error(`Could not listen on ${h}:${p} (address in use or not available)`));
+          reject(new ListenError(`Could not listen on ${h}:${p} (address in use or not available)`));
           return;
         }
         const server = this.makeServer(socket, h);

@@ -442,7 +442,10 @@ async function readFormOrText(req: Request<any>, kind: BodyKind): Promise<unknow
   const out = dict<unknown>();
   for (const [key, value] of form) {
     const prev = out[key];
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    // push, not spread: 20,000 same-name parts must cost linear time, not quadratic.
+    if (prev === undefined) out[key] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
   }
   return out;
 }

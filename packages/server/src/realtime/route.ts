@@ -71,6 +71,12 @@ export interface WsBehavior<Data, E> {
   maxLifetime?: number;
   /** uWS sends pings so idle connections stay alive within idleTimeout. Default true. */
   sendPingsAutomatically?: boolean;
+  /**
+   * Most topics one socket may be subscribed to through `subscribe` frames; past it they are
+   * `denied` with reason `too many subscriptions`. Server-side `ws.subscribe()` is not limited
+   * (but counts). Default 1000.
+   */
+  maxSubscriptions?: number;
 }
 
 export interface WsRouteSpec {
@@ -79,6 +85,7 @@ export interface WsRouteSpec {
 }
 
 interface Limits {
+  maxSubscriptions: number;
   maxPayloadLength: number;
   idleTimeout: number;
   maxBackpressure: number;
@@ -100,6 +107,8 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   const maxLifetime = b.maxLifetime ?? 0;
   if (!Number.isInteger(maxLifetime) || maxLifetime < 0 || maxLifetime > 240) fail('maxLifetime must be an integer from 0 to 240 minutes');
   if (b.backpressure !== undefined && b.backpressure !== 'close' && b.backpressure !== 'drop') fail("backpressure must be 'close' or 'drop'");
+  const maxSubscriptions = b.maxSubscriptions ?? 1000;
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1 || maxSubscriptions > 1_000_000) fail('maxSubscriptions must be an integer from 1 to 1000000');
   const o = b.allowedOrigins;
   if (o !== undefined && o !== '*' && typeof o !== 'function' && !(Array.isArray(o) && o.every((x) => typeof x === 'string'))) fail("allowedOrigins must be '*', a list of origins or a function");
   for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
@@ -109,7 +118,7 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
     if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);
   }
-  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime };
+  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions };
 }
 
 interface CompiledEvent {
@@ -119,6 +128,7 @@ interface CompiledEvent {
 
 const decoder = new TextDecoder();
 const MAX_TOPICS_PER_FRAME = 1000;
+const TOO_MANY = 'too many subscriptions';
 
 /** Builds the uWS behavior for one route (once, at startup). */
 export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub, uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number }, tls: boolean): UwsWebSocketBehavior {
@@ -174,12 +184,18 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     else s._send(text, false);
   };
 
+  const maxSubscriptions = limits.maxSubscriptions;
+  const overSubscribed = (s: Socket<any>, topic: string) => s.subscriptionCount >= maxSubscriptions && !s.isSubscribed(topic);
+
   const subscribeOne = (s: Socket<any>, topic: unknown, ref: number | undefined): Promise<void> | undefined => {
     if (!isValidTopic(topic)) return void answer(s, deniedFrame(topic, ref, 'invalid topic'), false);
     if (topic.startsWith(RESERVED_PREFIX)) return void answer(s, deniedFrame(topic, ref, 'reserved topic'), false);
+    if (overSubscribed(s, topic)) return void answer(s, deniedFrame(topic, ref, TOO_MANY), false);
     const finish = (allowed: unknown, async: boolean) => {
       if (s.closed) return;
-      if (allowed === true) {
+      // Checked again: several async subscribe hooks may have been pending at once.
+      if (allowed === true && overSubscribed(s, topic)) answer(s, deniedFrame(topic, ref, TOO_MANY), async);
+      else if (allowed === true) {
         s.subscribe(topic);
         answer(s, subscribedFrame(topic, ref), async);
       } else answer(s, deniedFrame(topic, ref, 'not allowed'), async);

@@ -23,6 +23,7 @@ export class Socket<Data = unknown> {
   /** close() was called: no more sends, the closing handshake is under way. @internal */
   _closing = false;
   /** @internal */ _policy: SocketPolicy;
+  private subscriptions = 0;
 
   /** @internal */
   constructor(data: Data, ip: string, policy: SocketPolicy) {
@@ -70,6 +71,7 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws === null) return false;
     this._policy.flushTopic(topic); // what was published before this call is not for us
+    if (!ws.isSubscribed(topic)) this.subscriptions++;
     return ws.subscribe(topic);
   }
 
@@ -77,7 +79,13 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws === null) return false;
     this._policy.flushTopic(topic); // what was published before this call still is
+    if (ws.isSubscribed(topic)) this.subscriptions--;
     return ws.unsubscribe(topic);
+  }
+
+  /** How many topics this socket is subscribed to (counted, not listed: no allocation). */
+  get subscriptionCount(): number {
+    return this.subscriptions;
   }
 
   isSubscribed(topic: string): boolean {

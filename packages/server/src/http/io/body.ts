@@ -178,16 +178,36 @@ export function parseJson(buf: Buffer): unknown {
   return value;
 }
 
-function rejectPoisonedKeys(value: unknown): void {
-  if (typeof value !== 'object' || value === null) return;
-  if (Array.isArray(value)) {
-    for (const item of value) rejectPoisonedKeys(item);
-    return;
+/** Deeper JSON than this is refused (400) when the key walk runs: no real payload nests so far. */
+export const MAX_JSON_DEPTH = 512;
+
+/**
+ * Walks the parsed value with an explicit stack, not recursion: a body nested 100,000 deep
+ * would overflow the call stack (a 500 and an error log per request instead of a 400).
+ */
+function rejectPoisonedKeys(root: unknown): void {
+  const values: unknown[] = [root];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_JSON_DEPTH) throw new HttpError(400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        values.push(value[i]);
+        depths.push(depth + 1);
+      }
+      continue;
+    }
+    if (Object.hasOwn(value, '__proto__')) throw new HttpError(400, 'Forbidden key "__proto__" in JSON body');
+    const ctor = (value as Record<string, unknown>).constructor;
+    if (Object.hasOwn(value, 'constructor') && typeof ctor === 'object' && ctor !== null && Object.hasOwn(ctor, 'prototype')) {
+      throw new HttpError(400, 'Forbidden key "constructor.prototype" in JSON body');
+    }
+    for (const key of Object.keys(value)) {
+      values.push((value as Record<string, unknown>)[key]);
+      depths.push(depth + 1);
+    }
   }
-  if (Object.hasOwn(value, '__proto__')) throw new HttpError(400, 'Forbidden key "__proto__" in JSON body');
-  const ctor = (value as Record<string, unknown>).constructor;
-  if (Object.hasOwn(value, 'constructor') && typeof ctor === 'object' && ctor !== null && Object.hasOwn(ctor, 'prototype')) {
-    throw new HttpError(400, 'Forbidden key "constructor.prototype" in JSON body');
-  }
-  for (const key of Object.keys(value)) rejectPoisonedKeys((value as Record<string, unknown>)[key]);
 }

@@ -59,26 +59,45 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   const encoded = (options.encode ?? encodeURIComponent)(value);
   if (!COOKIE_VALUE.test(encoded)) throw new TypeError(`Invalid cookie value for ${name}`);
   let out = `${name}=${encoded}`;
+  // Every option is checked, not just written: a value from user input (a priority, a
+  // sameSite) could otherwise carry "; Domain=evil.example" into the header.
   if (options.maxAge !== undefined) {
-    if (!Number.isFinite(options.maxAge)) throw new TypeError('cookie maxAge must be a finite number');
+    if (typeof options.maxAge !== 'number' || !Number.isFinite(options.maxAge)) throw new TypeError('cookie maxAge must be a finite number of seconds');
     out += `; Max-Age=${Math.floor(options.maxAge)}`;
   }
   if (options.domain !== undefined) out += `; Domain=${attribute('domain', options.domain)}`;
   if (options.path !== undefined) out += `; Path=${attribute('path', options.path)}`;
-  if (options.expires !== undefined) out += `; Expires=${options.expires.toUTCString()}`;
-  if (options.httpOnly) out += '; HttpOnly';
-  if (options.secure) out += '; Secure';
-  if (options.partitioned) out += '; Partitioned';
-  if (options.priority !== undefined) out += `; Priority=${options.priority[0]!.toUpperCase()}${options.priority.slice(1)}`;
-  if (options.sameSite !== undefined) {
-    const s = options.sameSite.toLowerCase();
-    out += `; SameSite=${s === 'strict' ? 'Strict' : s === 'lax' ? 'Lax' : 'None'}`;
+  if (options.expires !== undefined) {
+    if (!(options.expires instanceof Date) || Number.isNaN(options.expires.getTime())) throw new TypeError('cookie expires must be a valid Date');
+    out += `; Expires=${options.expires.toUTCString()}`;
   }
+  if (flag('httpOnly', options.httpOnly)) out += '; HttpOnly';
+  if (flag('secure', options.secure)) out += '; Secure';
+  if (flag('partitioned', options.partitioned)) out += '; Partitioned';
+  if (options.priority !== undefined) out += `; Priority=${oneOf('priority', options.priority, PRIORITIES)}`;
+  if (options.sameSite !== undefined) out += `; SameSite=${oneOf('sameSite', options.sameSite, SAME_SITES)}`;
   return out;
 }
 
+const PRIORITIES: Record<string, string> = { low: 'Low', medium: 'Medium', high: 'High' };
+const SAME_SITES: Record<string, string> = { strict: 'Strict', lax: 'Lax', none: 'None' };
+
+function oneOf(name: string, value: unknown, allowed: Record<string, string>): string {
+  const written = typeof value === 'string' ? allowed[value.toLowerCase()] : undefined;
+  if (written === undefined || !Object.hasOwn(allowed, (value as string).toLowerCase())) {
+    throw new TypeError(`Invalid cookie ${name}: ${JSON.stringify(value)} (expected ${Object.keys(allowed).join(', ')})`);
+  }
+  return written;
+}
+
+function flag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`cookie ${name} must be a boolean`);
+  return value;
+}
+
 function attribute(name: string, value: string): string {
-  if (!ATTRIBUTE_VALUE.test(value)) throw new TypeError(`Invalid cookie ${name}: ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || !ATTRIBUTE_VALUE.test(value)) throw new TypeError(`Invalid cookie ${name}: ${JSON.stringify(value)}`);
   return value;
 }
 

@@ -39,13 +39,22 @@ export async function* parseMultipart(contentType: string, body: AsyncIterable<U
   let failure: unknown = null;
   let finished = false;
   let wake: (() => void) | null = null;
+  // The file being read: the app may be awaiting it (pipeline to disk) while the body fails.
+  let current: Readable | null = null;
   const notify = () => {
     const w = wake;
     wake = null;
     w?.();
   };
   const fail = (err: unknown) => {
-    failure ??= err;
+    if (failure !== null) return;
+    failure = err;
+    // A body failure (client abort, limit, malformed input) must reach whoever reads the open
+    // file, or `await pipeline(part.stream, …)` waits forever with its file descriptor open.
+    const open = current;
+    current = null;
+    if (open !== null && !open.readableEnded && !open.destroyed) open.destroy(err as Error);
+    if (!finished) bb.destroy();
     notify();
   };
   bb.on('field', (name, value, info) => {
@@ -61,6 +70,10 @@ export async function* parseMultipart(contentType: string, body: AsyncIterable<U
       const err = new HttpError(413, `File ${info.filename} is larger than the limit`);
       stream.destroy(err);
       fail(err);
+    });
+    current = stream;
+    stream.once('end', () => {
+      if (current === stream) current = null;
     });
     queue.push({ kind: 'file', name, filename: info.filename ?? '', type: info.mimeType, stream });
     notify();
@@ -80,6 +93,7 @@ export async function* parseMultipart(contentType: string, body: AsyncIterable<U
       for await (const chunk of body) {
         if (failure !== null) return;
         if (!bb.write(chunk)) {
+          if (failure !== null) return;
           await new Promise<void>((resolve) => {
             const done = () => (bb.off('drain', done), bb.off('close', done), resolve());
             bb.on('drain', done).on('close', done);
@@ -91,6 +105,8 @@ export async function* parseMultipart(contentType: string, body: AsyncIterable<U
       fail(err);
     }
   })();
+  // The app may stop iterating early; the feeding loop then ends with the body.
+  feeding.catch(() => {});
 
   try {
     for (;;) {
@@ -105,6 +121,27 @@ export async function* parseMultipart(contentType: string, body: AsyncIterable<U
     }
   } finally {
     if (!finished) bb.destroy();
-    void feeding; // ends by itself once the rest of the body has arrived
   }
+}
+
+/**
+ * The boundary of a multipart Content-Type, or undefined when it has none. RFC 2046 allows
+ * 1–70 characters, optionally quoted.
+ */
+export function multipartBoundary(contentType: string): string | undefined {
+  const m = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType);
+  return m ? (m[1] ?? m[2]) : undefined;
+}
+
+/**
+ * True when a buffered multipart body is complete: it carries the close delimiter
+ * (`--boundary--`). uWS's parser returns the parts it found in a truncated or garbage body
+ * (often none) without saying it stopped early, which would hand the app an empty or partial
+ * form as if it were the whole one.
+ */
+export function hasCloseDelimiter(body: Uint8Array, boundary: string): boolean {
+  const close = `--${boundary}--`;
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const at = buf.lastIndexOf(close, undefined, 'latin1');
+  return at === 0 || (at > 1 && buf[at - 2] === 13 && buf[at - 1] === 10);
 }

@@ -5,7 +5,7 @@ import { BodyReader, bodyKind, parseJson } from './body.ts';
 import { parseCookies, unsignCookieValue } from './cookies.ts';
 import { HttpError } from '../errors.ts';
 import { dict } from '../../util/dict.ts';
-import { parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
+import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
 import type { Response } from './response.ts';
 import type { Settings } from '../../app/settings.ts';
@@ -211,8 +211,11 @@ export class Request<T extends RouteTypes = {}> {
       return form;
     }
     if (kind !== 'multipart') throw new HttpError(415, 'Expected a multipart/form-data or urlencoded body');
-    const parts = loadUws().getParts(await this.bytes(), type);
-    if (!parts) throw new HttpError(400, 'Malformed multipart body');
+    const boundary = multipartBoundary(type);
+    if (boundary === undefined) throw new HttpError(400, 'Malformed multipart Content-Type: no boundary');
+    const bytes = await this.bytes();
+    const parts = loadUws().getParts(bytes, type);
+    if (!parts || !hasCloseDelimiter(bytes, boundary)) throw new HttpError(400, 'Malformed or truncated multipart body');
     for (const part of parts) {
       const data = Buffer.copyBytesFrom(new Uint8Array(part.data));
       if (part.filename !== undefined) form.append(part.name, new File([data], part.filename, { type: part.type ?? 'application/octet-stream' }));
