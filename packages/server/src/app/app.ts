@@ -22,7 +22,11 @@ import type { ErrorHandler, Handler, HttpMethod, Middleware, NotFoundHandler } f
 import { loadUws, type UwsApp, type UwsHandler, type UwsListenSocket, type UwsRequest, type UwsResponse, type UwsWebSocketBehavior } from '../uws/index.ts';
 
 export interface AppOptions {
-  /** Largest request body in bytes; 413 past it. Default 1 MiB. */
+  /**
+   * Largest request body in bytes; 413 past it. Default 1 MiB. JSON parsing holds the event
+   * loop for up to ~50 ms per MiB (docs/request.md, "Body limits and their cost"): raise it
+   * per route, not here.
+   */
   bodyLimit?: number;
   /** Secret(s) for signed cookies. The first signs; all verify (rotation). */
   cookieSecret?: string | string[];
