@@ -83,14 +83,14 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
     // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
     const res = new Response(ures, settings, route, head || m === 'HEAD', tls);
     const req = new Request(ureq, res, m, settings, bodyLimit);
-    res._req = req;
+    res._bind(req);
     try {
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;
       chain(req, res);
     } catch (err) {
       route.fail(err, req, res);
     }
-    res._sync = false;
+    res._leaveCallback();
     // Still open, compressing or streaming: the request outlives this callback.
     if (!res.finished) goAsync(req, res, route, ures);
   };
@@ -100,7 +100,7 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
 function goAsync(req: Request<any>, res: Response, route: CompiledRoute, ures: UwsResponse): void {
   req._snapshot();
   ures.onAborted(() => res._abort());
-  if (route.timeout > 0 && !res.headersSent) res._deadline = Date.now() + route.timeout;
+  if (route.timeout > 0 && !res.headersSent) res._startDeadline(route.timeout);
   route.tracker.track(res);
 }
 
@@ -232,7 +232,7 @@ function dedupGate(rest: Step, table: DedupTable): Step {
         else return rest(req, res);
       });
     }
-    if (table.lead(key)) res._dedupKey = key;
+    if (table.lead(key)) res._leadDedup(key);
     return rest(req, res);
   };
 }
@@ -363,17 +363,17 @@ function validationStep(spec: RouteSpec, rest: Step, route: CompiledRoute): Step
       if (query) {
         const out = query(req.query);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'query', out));
-        else req._query = out;
+        else req._setValidated('query', out);
       }
       if (headers) {
         const out = headers(req.headers);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'headers', out));
-        else req._validatedHeaders = out;
+        else req._setValidated('headers', out);
       }
       if (cookies) {
         const out = cookies(req.cookies);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'cookies', out));
-        else req._cookies = out;
+        else req._setValidated('cookies', out);
       }
       if (body) {
         // A body is always awaited, so the request will outlive this callback: copy the uWS
@@ -395,12 +395,10 @@ function validationStep(spec: RouteSpec, rest: Step, route: CompiledRoute): Step
   };
 }
 
-const FIELD = { params: 'params', query: '_query', headers: '_validatedHeaders', cookies: '_cookies', body: 'body' } as const;
+type Target = 'params' | 'query' | 'headers' | 'cookies' | 'body';
 
-function assignLater(req: Request<any>, key: keyof typeof FIELD, result: PromiseLike<unknown>): Promise<void> {
-  return Promise.resolve(result).then((value) => {
-    (req as unknown as Record<string, unknown>)[FIELD[key]] = value;
-  });
+function assignLater(req: Request<any>, key: Target, result: PromiseLike<unknown>): Promise<void> {
+  return Promise.resolve(result).then((value) => req._setValidated(key, value));
 }
 
 function assignBody(req: Request<any>, out: unknown): Promise<void> | undefined {

@@ -40,15 +40,7 @@ export class InflightTracker implements Tracker {
       return;
     }
     const now = Date.now();
-    for (const res of this.pending) {
-      if (res._deadline !== 0 && res._deadline <= now && !res.headersSent) {
-        res._deadline = 0;
-        const ctrl = res._req._abort;
-        const err = new HttpError(503, 'Request timed out', { expose: true });
-        if (ctrl && !ctrl.signal.aborted) ctrl.abort(err);
-        res._hooks.fail(err, res._req, res);
-      }
-    }
+    for (const res of this.pending) res._expireIfDue(now);
   }
 
   /** Resolves when no request is in flight. */

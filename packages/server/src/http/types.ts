@@ -5,18 +5,7 @@ import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import type { CompressionOptions } from '../serving/compression.ts';
 
-/** What a route's request carries once validated. Every key is optional. */
-export interface RouteTypes {
-  params?: unknown;
-  query?: unknown;
-  body?: unknown;
-  headers?: unknown;
-  cookies?: unknown;
-}
-
-// Written with `infer` rather than `keyof T`: keyof is contravariant, which would make
-// Request<T> invariant and forbid using a plain Middleware inside a typed route's chain.
-export type Get<T, K extends PropertyKey, D> = T extends { [P in K]: infer V } ? V : D;
+export type { Get, RouteTypes } from './route-types.ts';
 
 /** Resolves when everything after this middleware has run. Never rejects: errors go to the error handler. */
 export type Next = (err?: unknown) => Promise<void>;

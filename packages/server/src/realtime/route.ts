@@ -156,7 +156,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
   };
   const upgradeHooks: ResponseHooks = {
     settled() {},
-    fail(err, req, res) {
+    fail(err, req: Request, res: Response) {
       defaultErrorHandler(err, req, res, settings);
     },
     compression: null,
@@ -322,7 +322,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       }
       const res = new Response(ures, settings, upgradeHooks, false, tls);
       const req = new Request(ureq, res, 'GET', settings, 0);
-      res._req = req;
+      res._bind(req);
       // The uWS request dies with this callback: copy the handshake headers now.
       const key = ureq.getHeader('sec-websocket-key');
       const protocol = ureq.getHeader('sec-websocket-protocol');
@@ -331,7 +331,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         if (res.finished) return; // the client left during an async upgrade
         if (data === false) return upgradeHooks.fail(new HttpError(401, 'Unauthorized'), req, res);
         const socket = new Socket(data, req.ip, policy);
-        res._state = 3; // handed over to uWS: the HTTP response must not be touched again
+        res._handOver(); // handed over to uWS: the HTTP response must not be touched again
         ures.cork(() => ures.upgrade({ socket, deferOpen: async }, key, protocol, extensions, context));
       };
       try {
@@ -342,25 +342,25 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         }
         const decided = b.upgrade ? b.upgrade(req) : undefined;
         if (!(decided instanceof Promise)) {
-          res._sync = false; // upgrade() corks by itself
+          res._leaveCallback(); // upgrade() corks by itself
           return finish(decided, false);
         }
         req._snapshot();
-        res._sync = false;
+        res._leaveCallback();
         ures.onAborted(() => res._abort());
         decided.then(
           (data) => finish(data, true),
           (err) => upgradeHooks.fail(err, req, res),
         );
       } catch (err) {
-        res._sync = false;
+        res._leaveCallback();
         upgradeHooks.fail(err, req, res);
       }
     },
 
     open(ws) {
       const { socket: s, deferOpen } = ws as unknown as { socket: Socket<any>; deferOpen: boolean };
-      s._ws = ws;
+      s._attach(ws);
       hub.add(s);
       if (!b.open) return;
       // uWS 20.57 bug: after an asynchronous (corked) upgrade, a message of 56-71 bytes sent
@@ -397,7 +397,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     close(ws, code, message) {
       const s = (ws as unknown as { socket: Socket<any> }).socket;
       const reason = Buffer.from(message).toString('utf8'); // copied: the buffer dies with the callback
-      s._ws = null;
+      s._detach();
       hub.remove(s);
       if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');
       if (b.close) safely('close', b.close, s, code, reason);

@@ -32,6 +32,16 @@ export class Socket<Data = unknown> {
     this._policy = policy;
   }
 
+  /** uWS opened the socket. @internal */
+  _attach(ws: UwsWebSocket): void {
+    this._ws = ws;
+  }
+
+  /** uWS closed the socket: never touch the uWS object again. @internal */
+  _detach(): void {
+    this._ws = null;
+  }
+
   /** True once close() was called or the connection is gone. */
   get closed(): boolean {
     return this._ws === null || this._closing;

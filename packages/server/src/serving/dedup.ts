@@ -1,14 +1,19 @@
 // Request deduplication: concurrent anonymous GET/HEAD requests for the same URL run the
 // handler once; the others get a copy of its response.
 //
-// Safety rules (seed 000's, plus the host in the key — an adapter that keyed on the URL
-// alone served one host's page to another):
+// Safety rules (those of the uWS SvelteKit adapter that introduced the idea, plus the host
+// in the key: keyed on the URL alone, one host's page would be served to another):
 // - key = method + host + URL; only GET and HEAD;
 // - never for requests with Cookie or Authorization, or with `X-No-Dedup: 1`;
 // - a response is shared only without Set-Cookie, with no Vary other than Accept-Encoding,
 //   and with a body of at most 512 KiB; otherwise each waiting request runs the handler itself;
 // - at most 500 keys in flight (unique URLs cannot grow the table without bound).
-import type { Request } from '../http/io/request.ts';
+/** What the table reads from a request (Request implements it; no import, so no cycle). */
+export interface DedupRequest {
+  readonly method: string;
+  readonly url: string;
+  _header(key: string): string | undefined;
+}
 
 export const MAX_SHARED_BODY = 512 * 1024;
 export const MAX_KEYS = 500;
@@ -30,7 +35,7 @@ export class DedupTable {
   }
 
   /** The key for a request that may be deduplicated, or null. */
-  keyFor(req: Request<any>): string | null {
+  keyFor(req: DedupRequest): string | null {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return null;
     if (req._header('cookie') !== undefined || req._header('authorization') !== undefined) return null;

@@ -9,7 +9,7 @@ import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLim
 import { parseQuery, type QueryRecord } from './query.ts';
 import type { Response } from './response.ts';
 import type { Settings } from '../../app/settings.ts';
-import type { Get, RouteTypes } from '../types.ts';
+import type { Get, RouteTypes } from '../route-types.ts';
 import { loadUws, type UwsRequest } from '../../uws/index.ts';
 
 /** Data middleware passes to later handlers. Augment it: `declare module '@tachyon/server' { interface Locals { user: User } }`. */
@@ -140,6 +140,21 @@ export class Request<T extends RouteTypes = {}> {
     return forwarded ? forwarded.split(',')[0]!.trim() : this._res._tls ? 'https' : 'http';
   }
 
+  /** @internal */
+  _abortSignal(reason: Error): void {
+    const ctrl = this._abort;
+    if (ctrl !== undefined && !ctrl.signal.aborted) ctrl.abort(reason);
+  }
+
+  /** Stores a validated value (validation runs in the route's lifecycle). @internal */
+  _setValidated(target: 'params' | 'query' | 'headers' | 'cookies' | 'body', value: unknown): void {
+    if (target === 'params') this.params = value as never;
+    else if (target === 'query') this._query = value;
+    else if (target === 'headers') this._validatedHeaders = value;
+    else if (target === 'cookies') this._cookies = value;
+    else this.body = value as never;
+  }
+
   /** Aborts when the client goes away before the response is complete. */
   get signal(): AbortSignal {
     if (this._abort === undefined) {
@@ -167,7 +182,7 @@ export class Request<T extends RouteTypes = {}> {
   _attachReader(): BodyReader {
     const declared = Number(this._header('content-length') ?? 0);
     const reader = new BodyReader(this._res._uws, this._bodyLimit, Number.isFinite(declared) ? declared : 0);
-    this._res._reader = reader;
+    this._res._attachReader(reader);
     return reader;
   }
 

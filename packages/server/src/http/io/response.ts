@@ -1,100 +1,27 @@
 // The response: status and headers are buffered in JS and written in one corked burst,
 // so users may set them in any order. Every method is a harmless no-op once the response
 // has ended or the client has gone: the uWS object is never touched after that.
-import { Readable } from 'node:stream';
-import type { BodyReader } from './body.ts';
+//
+// The public API; the state machine and the uWS writes are in response-core.ts.
+import { cancelSource, toAsyncIterable, type StreamSource } from './stream-source.ts';
+import { checkHeaderName, checkHeaderValue } from './header-checks.ts';
+import { EventStream } from './sse.ts';
 import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../../serving/compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
-import { MAX_SHARED_BODY, shareable, type DedupTable, type SharedResponse } from '../../serving/dedup.ts';
-import type { Request } from './request.ts';
-import type { Settings } from '../../app/settings.ts';
+import type { SharedResponse } from '../../serving/dedup.ts';
 import { statusLine } from '../status.ts';
-import { asciiText, type UwsResponse } from '../../uws/index.ts';
+import { byteLength, ResponseCore, OPEN, SENDING, STREAMING, DONE, OP_BEGIN, OP_END, OP_END_HEAD, OP_END_STREAM, OP_TRY_END, OP_WRITE, type Body } from './response-core.ts';
 
-// Typed `number` so that TypeScript does not narrow `_state` across awaits.
-const OPEN: number = 0;
-const SENDING: number = 1; // the body is being compressed off-thread: no more writes, still abortable
-const STREAMING: number = 2;
-const DONE: number = 3;
-const ABORTED: number = 4;
-
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_HEADER_VALUE = /[\r\n\0]/;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
 const BINARY_TYPE = 'application/octet-stream';
 
-export type Body = string | Uint8Array | ArrayBuffer;
-export type StreamSource = ReadableStream<Uint8Array | string> | AsyncIterable<Uint8Array | string> | Readable;
+export type { Body, ResponseHooks, ResponseRequest } from './response-core.ts';
+export type { StreamSource };
+export { EventStream };
 
-/** Hooks the dispatcher gives each response: bookkeeping and the route's error path. @internal */
-export interface ResponseHooks {
-  settled(res: Response): void;
-  fail(err: unknown, req: Request<any>, res: Response): void;
-  readonly compression: Compression | null;
-  readonly dedup: DedupTable | null;
-}
-
-// cork() runs its callback synchronously, so one static thunk and these slots replace a
-// closure per corked write.
-let corkRes: Response | null = null;
-let corkOp = 0;
-let corkArg: Body | undefined;
-let corkResult = false;
-let corkLength: number | undefined;
-function corkThunk(): void {
-  corkResult = corkRes!._op(corkOp, corkArg);
-}
-const OP_END = 0;
-const OP_BEGIN = 1;
-const OP_WRITE = 2;
-const OP_END_STREAM = 3;
-const OP_TRY_END = 4; // a chunk of a body whose total length (corkLength) is known
-const OP_END_HEAD = 5; // HEAD answer for a streamed body: headers, length if known (corkLength)
-
-export class Response {
-  /** @internal */ _uws: UwsResponse;
-  /** @internal */ _req!: Request<any>;
-  /** @internal */ _settings: Settings;
-  /** @internal */ _hooks: ResponseHooks;
-  /** @internal */ _status = 200;
-  /** @internal */ _headers: string[] | null = null;
-  /** @internal */ _state: number = OPEN;
-  /** @internal */ _sync = true;
-  /** @internal */ _head: boolean;
-  /** @internal */ _tls: boolean;
-  /** @internal */ _reader: BodyReader | null = null;
-  /** @internal */ _deadline = 0;
-  /** @internal */ _drain: (() => void) | null = null;
-  /** @internal */ _remote: string | undefined = undefined;
-  /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
-
-  /** @internal */
-  constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
-    this._uws = uws;
-    this._settings = settings;
-    this._hooks = hooks;
-    this._head = head;
-    this._tls = tls;
-  }
-
-  get statusCode(): number {
-    return this._status;
-  }
-  /** True once status and headers are on the wire. */
-  get headersSent(): boolean {
-    return this._state !== OPEN;
-  }
-  /** True once the response has ended or the client has gone. */
-  get finished(): boolean {
-    return this._state >= DONE;
-  }
-  /** True when the client went away before the response was complete. */
-  get aborted(): boolean {
-    return this._state === ABORTED;
-  }
-
+export class Response extends ResponseCore {
   status(code: number): this {
     if (this._state === OPEN) {
       statusLine(code); // validates the code now rather than at write time
@@ -121,14 +48,6 @@ export class Response {
     return this;
   }
 
-  getHeader(name: string): string | undefined {
-    const h = this._headers;
-    if (h === null) return undefined;
-    const key = name.toLowerCase();
-    for (let i = 0; i < h.length; i += 2) if (h[i] === key) return h[i + 1];
-    return undefined;
-  }
-
   removeHeader(name: string): this {
     const h = this._headers;
     if (h === null || this._state !== OPEN) return this;
@@ -140,13 +59,6 @@ export class Response {
   /** Sets Content-Type. */
   type(contentType: string): this {
     return this.header('content-type', contentType);
-  }
-
-  /** @internal */
-  _push(key: string, value: string): void {
-    // uWS computes framing itself; a second Content-Length would corrupt the response.
-    if (key === 'content-length' || key === 'transfer-encoding') return;
-    (this._headers ??= []).push(key, value);
   }
 
   json(value: unknown): void {
@@ -231,29 +143,12 @@ export class Response {
     else if (!current.toLowerCase().split(',').some((v) => v.trim() === field || v.trim() === '*')) this.header('vary', `${current}, ${field}`);
   }
 
-  /** The leader of a deduplicated group finished: share its response (captured before compression). @internal */
-  _share(body: Body | undefined): void {
-    const key = this._dedupKey!;
-    this._dedupKey = null;
-    const length = body === undefined ? 0 : byteLength(body);
-    const shared = shareable(this._headers, length) ? { status: this._status, headers: this._headers ? this._headers.slice() : [], body } : null;
-    this._hooks.dedup!.settle(key, shared);
-  }
-
   /** A follower of a deduplicated group answers with the leader's response. @internal */
   _replay(shared: SharedResponse): void {
     if (this._state !== OPEN) return;
     this._status = shared.status;
     this._headers = shared.headers.slice();
     this.end(shared.body);
-  }
-
-  /** The leader will not produce a shareable response: waiting requests run the handler themselves. */
-  private _releaseDedup(): void {
-    const key = this._dedupKey;
-    if (key === null) return;
-    this._dedupKey = null;
-    this._hooks.dedup!.settle(key, null);
   }
 
   redirect(location: string, status = 302): void {
@@ -299,8 +194,7 @@ export class Response {
     if (this._head) {
       cancelSource(source);
       this._releaseDedup();
-      corkLength = known;
-      this._corked(OP_END_HEAD, undefined);
+      this._corkedWithLength(OP_END_HEAD, undefined, known);
       return;
     }
     if (!this.writeHead()) {
@@ -329,8 +223,7 @@ export class Response {
   private async _streamKnownLength(iterable: AsyncIterable<Uint8Array | string>, total: number): Promise<void> {
     let sent = 0;
     if (total === 0) {
-      corkLength = 0;
-      this._corked(OP_TRY_END, new Uint8Array(0));
+      this._corkedWithLength(OP_TRY_END, new Uint8Array(0), 0);
       return;
     }
     for await (const item of iterable) {
@@ -340,8 +233,7 @@ export class Response {
       sent += chunk.byteLength;
       for (;;) {
         const before = this._uws.getWriteOffset();
-        corkLength = total;
-        const ok = this._corked(OP_TRY_END, chunk);
+        const ok = this._corkedWithLength(OP_TRY_END, chunk, total);
         if (ok || this._state !== STREAMING) break;
         await this.drained();
         if (this._state !== STREAMING) return;
@@ -403,189 +295,12 @@ export class Response {
     return new EventStream(this);
   }
 
-  // ----- internals -----------------------------------------------------------------
-
-  /** @internal */
-  _corked(op: number, arg: Body | undefined): boolean {
-    if (this._sync) return this._op(op, arg);
-    corkRes = this;
-    corkOp = op;
-    corkArg = arg;
-    this._uws.cork(corkThunk);
-    // Clear the slots: a module-level reference would keep this response (and its body)
-    // alive until the next async write, long after the request ended.
-    corkRes = null;
-    corkArg = undefined;
-    return corkResult;
+  /** Adopts a precomputed header list (copied) when no header was set yet; else adds each. @internal */
+  _useHeaderList(h: readonly string[]): void {
+    if (this._headers === null && this._state === OPEN) this._headers = h.slice();
+    else for (let i = 0; i < h.length; i += 2) this.header(h[i]!, h[i + 1]!);
   }
 
-  /** @internal */
-  _op(op: number, arg: Body | undefined): boolean {
-    const u = this._uws;
-    if (op === OP_WRITE) return u.write(arg!);
-    if (op === OP_TRY_END) {
-      const [ok, done] = u.tryEnd(arg!, corkLength!);
-      if (done) this._settle(DONE);
-      return ok;
-    }
-    if (op === OP_END_STREAM) {
-      if (this._head) this._endWithoutBody(undefined);
-      else u.end(undefined, this._closeAfter());
-      this._settle(DONE);
-      return true;
-    }
-    if (this._status !== 200) u.writeStatus(statusLine(this._status));
-    const h = this._headers;
-    if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
-    if (op === OP_BEGIN) {
-      this._state = STREAMING;
-      this._deadline = 0; // streams are exempt from the request timeout
-      u.onWritable(() => {
-        const wake = this._drain;
-        this._drain = null;
-        wake?.();
-        return true;
-      });
-      return true;
-    }
-    const status = this._status;
-    if (op === OP_END_HEAD) this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
-    else if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
-    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
-    else u.end(arg, this._closeAfter());
-    this._settle(DONE);
-    return true;
-  }
-
-  /**
-   * Ends without a body. uWS writes `Content-Length: 2^63` when given `undefined` as the
-   * length, so an unknown length must mean calling it with no argument at all.
-   */
-  private _endWithoutBody(length: number | undefined): void {
-    const close = this._closeAfter();
-    if (length !== undefined) this._uws.endWithoutBody(length, close);
-    else {
-      if (close) this._uws.writeHeader('connection', 'close');
-      this._uws.endWithoutBody();
-    }
-  }
-
-  /**
-   * Close the connection after this response when shutting down, or when the request body has
-   * not fully arrived (unread, or refused with 413): keeping the connection would mean reading
-   * and discarding whatever the client still sends, for as long as it trickles.
-   */
-  private _closeAfter(): boolean {
-    return this._settings.draining || (this._reader !== null && !this._reader.ended);
-  }
-
-  /** @internal */
-  _settle(state: number): void {
-    this._state = state;
-    this._releaseDedup();
-    this._reader?.detach(state === ABORTED);
-    const wake = this._drain;
-    this._drain = null;
-    wake?.();
-    this._hooks.settled(this);
-  }
-
-  /** uWS onAborted: the client left. @internal */
-  _abort(): void {
-    if (this._state >= DONE) return;
-    this._settle(ABORTED);
-    const ctrl = this._req._abort;
-    if (ctrl && !ctrl.signal.aborted) ctrl.abort(new Error('Client closed the connection'));
-  }
-
-  /** @internal */
-  _remoteAddress(): string {
-    if (this._remote === undefined) this._remote = this._state >= DONE ? '' : asciiText(this._uws.getRemoteAddressAsText());
-    return this._remote;
-  }
 }
 
-/** A server-sent events channel created by `res.sse()`. */
-export class EventStream {
-  private readonly res: Response;
-  constructor(res: Response) {
-    this.res = res;
-  }
-  /** False once the client has gone or close() was called. */
-  get open(): boolean {
-    return this.res.headersSent && !this.res.finished;
-  }
-  /** Sends one event; objects are JSON-encoded. Returns false under backpressure (await drained()). */
-  send(data: unknown, options: { event?: string; id?: string } = {}): boolean {
-    let out = '';
-    if (options.event !== undefined) out += `event: ${singleLine('event', options.event)}\n`;
-    if (options.id !== undefined) out += `id: ${singleLine('id', options.id)}\n`;
-    const text = typeof data === 'string' ? data : JSON.stringify(data);
-    for (const line of text.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
-    return this.res.write(out + '\n');
-  }
-  /** A comment line: keeps proxies from timing the stream out. */
-  comment(text = ''): boolean {
-    return this.res.write(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
-  }
-  drained(): Promise<void> {
-    return this.res.drained();
-  }
-  close(): void {
-    this.res.endStream();
-  }
-}
 
-function singleLine(field: string, value: string): string {
-  if (/[\r\n]/.test(value)) throw new TypeError(`SSE ${field} must not contain newlines`);
-  return value;
-}
-
-// Apps use a handful of header names: validate and lower-case each once.
-const checkedNames = new Map<string, string>();
-
-function checkHeaderName(name: string): string {
-  let key = checkedNames.get(name);
-  if (key !== undefined) return key;
-  if (!HEADER_NAME.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
-  key = name.toLowerCase();
-  if (checkedNames.size < 1024) checkedNames.set(name, key);
-  return key;
-}
-
-function checkHeaderValue(name: string, value: string): string {
-  if (BAD_HEADER_VALUE.test(value)) throw new TypeError(`Header ${name} contains CR, LF or NUL: refused (response splitting)`);
-  return value;
-}
-
-function byteLength(body: Body): number {
-  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-}
-
-function toAsyncIterable(source: StreamSource): AsyncIterable<Uint8Array | string> {
-  if (Symbol.asyncIterator in source) return source as AsyncIterable<Uint8Array | string>;
-  // Older ReadableStream implementations without async iteration.
-  const reader = (source as ReadableStream<Uint8Array | string>).getReader();
-  return {
-    async *[Symbol.asyncIterator]() {
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          yield value;
-        }
-      } finally {
-        reader.releaseLock();
-      }
-    },
-  };
-}
-
-function cancelSource(source: StreamSource): void {
-  try {
-    if (source instanceof Readable) source.destroy();
-    else if (typeof (source as ReadableStream).cancel === 'function' && !(source as ReadableStream).locked) void (source as ReadableStream).cancel().catch(() => {});
-  } catch {
-    // already closed
-  }
-}

@@ -144,8 +144,7 @@ export class StaticHandler {
 
 /** Precomputed, pre-validated header pairs: adopted whole when nothing else set headers yet. */
 function writeHeaders(res: Response, h: string[]): void {
-  if (res._headers === null && !res.headersSent) res._headers = h.slice();
-  else for (let i = 0; i < h.length; i += 2) res.header(h[i]!, h[i + 1]!);
+  res._useHeaderList(h);
 }
 
 /** Without a `notFound` option (createStatic used on its own), misses are 404 HttpErrors. */

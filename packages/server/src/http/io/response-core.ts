@@ -1,0 +1,282 @@
+// The response's state machine and its writes to uWS, shared by every response: status and
+// headers are buffered in JS and written in one corked burst; every write checks the state,
+// so nothing touches the uWS object after the response ended or the client left. The public
+// API (send, json, stream, cookies…) is in response.ts, on top of this.
+import type { BodyReader } from './body.ts';
+import type { Compression } from '../../serving/compression.ts';
+import { shareable, type DedupTable } from '../../serving/dedup.ts';
+import { HttpError } from '../errors.ts';
+import type { Settings } from '../../app/settings.ts';
+import { statusLine } from '../status.ts';
+import { asciiText, type UwsResponse } from '../../uws/index.ts';
+
+// Typed `number` so that TypeScript does not narrow `_state` across awaits.
+export const OPEN: number = 0;
+export const SENDING: number = 1; // the body is being compressed off-thread: no more writes, still abortable
+export const STREAMING: number = 2;
+export const DONE: number = 3;
+export const ABORTED: number = 4;
+
+export type Body = string | Uint8Array | ArrayBuffer;
+
+/**
+ * What a response needs from its request (Request implements it). Declared here so that the
+ * response modules do not import request.ts, which imports them. @internal
+ */
+export interface ResponseRequest {
+  _header(key: string): string | undefined;
+  readonly signal: AbortSignal;
+  /** Aborts `req.signal` (if anyone asked for it) with `reason`. */
+  _abortSignal(reason: Error): void;
+}
+
+/** Hooks the dispatcher gives each response: bookkeeping and the route's error path. @internal */
+export interface ResponseHooks {
+  settled(res: ResponseCore): void;
+  fail(err: unknown, req: ResponseRequest, res: ResponseCore): void;
+  readonly compression: Compression | null;
+  readonly dedup: DedupTable | null;
+}
+
+// cork() runs its callback synchronously, so one static thunk and these slots replace a
+// closure per corked write.
+let corkRes: ResponseCore | null = null;
+let corkOp = 0;
+let corkArg: Body | undefined;
+let corkResult = false;
+let corkLength: number | undefined;
+function corkThunk(): void {
+  corkResult = corkRes!._op(corkOp, corkArg);
+}
+export const OP_END = 0;
+export const OP_BEGIN = 1;
+export const OP_WRITE = 2;
+export const OP_END_STREAM = 3;
+export const OP_TRY_END = 4; // a chunk of a body whose total length is known
+export const OP_END_HEAD = 5; // HEAD answer for a streamed body: headers, length if known
+
+export class ResponseCore {
+  /** @internal */ _uws: UwsResponse;
+  /** @internal */ _req!: ResponseRequest;
+  /** @internal */ _settings: Settings;
+  /** @internal */ _hooks: ResponseHooks;
+  /** @internal */ _status = 200;
+  /** @internal */ _headers: string[] | null = null;
+  /** @internal */ _state: number = OPEN;
+  /** @internal */ _sync = true;
+  /** @internal */ _head: boolean;
+  /** @internal */ _tls: boolean;
+  /** @internal */ _reader: BodyReader | null = null;
+  /** @internal */ _deadline = 0;
+  /** @internal */ _drain: (() => void) | null = null;
+  /** @internal */ _remote: string | undefined = undefined;
+  /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
+
+  /** @internal */
+  constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
+    this._uws = uws;
+    this._settings = settings;
+    this._hooks = hooks;
+    this._head = head;
+    this._tls = tls;
+  }
+
+  get statusCode(): number {
+    return this._status;
+  }
+
+  /** True once status and headers are on the wire. */
+  get headersSent(): boolean {
+    return this._state !== OPEN;
+  }
+
+  /** True once the response has ended or the client has gone. */
+  get finished(): boolean {
+    return this._state >= DONE;
+  }
+
+  /** True when the client went away before the response was complete. */
+  get aborted(): boolean {
+    return this._state === ABORTED;
+  }
+
+  getHeader(name: string): string | undefined {
+    const h = this._headers;
+    if (h === null) return undefined;
+    const key = name.toLowerCase();
+    for (let i = 0; i < h.length; i += 2) if (h[i] === key) return h[i + 1];
+    return undefined;
+  }
+
+  /** @internal */
+  _push(key: string, value: string): void {
+    // uWS computes framing itself; a second Content-Length would corrupt the response.
+    if (key === 'content-length' || key === 'transfer-encoding') return;
+    (this._headers ??= []).push(key, value);
+  }
+
+  /** The leader of a deduplicated group finished: share its response (captured before compression). @internal */
+  _share(body: Body | undefined): void {
+    const key = this._dedupKey!;
+    this._dedupKey = null;
+    const length = body === undefined ? 0 : byteLength(body);
+    const shared = shareable(this._headers, length) ? { status: this._status, headers: this._headers ? this._headers.slice() : [], body } : null;
+    this._hooks.dedup!.settle(key, shared);
+  }
+
+  /** The leader will not produce a shareable response: waiting requests run the handler themselves. */
+  /** @internal */
+  _releaseDedup(): void {
+    const key = this._dedupKey;
+    if (key === null) return;
+    this._dedupKey = null;
+    this._hooks.dedup!.settle(key, null);
+  }
+
+  /** @internal */
+  _corked(op: number, arg: Body | undefined): boolean {
+    if (this._sync) return this._op(op, arg);
+    corkRes = this;
+    corkOp = op;
+    corkArg = arg;
+    this._uws.cork(corkThunk);
+    // Clear the slots: a module-level reference would keep this response (and its body)
+    // alive until the next async write, long after the request ended.
+    corkRes = null;
+    corkArg = undefined;
+    return corkResult;
+  }
+
+  /** @internal */
+  _op(op: number, arg: Body | undefined): boolean {
+    const u = this._uws;
+    if (op === OP_WRITE) return u.write(arg!);
+    if (op === OP_TRY_END) {
+      const [ok, done] = u.tryEnd(arg!, corkLength!);
+      if (done) this._settle(DONE);
+      return ok;
+    }
+    if (op === OP_END_STREAM) {
+      if (this._head) this._endWithoutBody(undefined);
+      else u.end(undefined, this._closeAfter());
+      this._settle(DONE);
+      return true;
+    }
+    if (this._status !== 200) u.writeStatus(statusLine(this._status));
+    const h = this._headers;
+    if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
+    if (op === OP_BEGIN) {
+      this._state = STREAMING;
+      this._deadline = 0; // streams are exempt from the request timeout
+      u.onWritable(() => {
+        const wake = this._drain;
+        this._drain = null;
+        wake?.();
+        return true;
+      });
+      return true;
+    }
+    const status = this._status;
+    if (op === OP_END_HEAD) this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
+    else if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
+    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
+    else u.end(arg, this._closeAfter());
+    this._settle(DONE);
+    return true;
+  }
+
+  /**
+   * Ends without a body. uWS writes `Content-Length: 2^63` when given `undefined` as the
+   * length, so an unknown length must mean calling it with no argument at all.
+   */
+  private _endWithoutBody(length: number | undefined): void {
+    const close = this._closeAfter();
+    if (length !== undefined) this._uws.endWithoutBody(length, close);
+    else {
+      if (close) this._uws.writeHeader('connection', 'close');
+      this._uws.endWithoutBody();
+    }
+  }
+
+  /**
+   * Close the connection after this response when shutting down, or when the request body has
+   * not fully arrived (unread, or refused with 413): keeping the connection would mean reading
+   * and discarding whatever the client still sends, for as long as it trickles.
+   */
+  private _closeAfter(): boolean {
+    return this._settings.draining || (this._reader !== null && !this._reader.ended);
+  }
+
+  /** @internal */
+  _settle(state: number): void {
+    this._state = state;
+    this._releaseDedup();
+    this._reader?.detach(state === ABORTED);
+    const wake = this._drain;
+    this._drain = null;
+    wake?.();
+    this._hooks.settled(this);
+  }
+
+  /** uWS onAborted: the client left. @internal */
+  _abort(): void {
+    if (this._state >= DONE) return;
+    this._settle(ABORTED);
+    this._req._abortSignal(new Error('Client closed the connection'));
+  }
+
+  /** Pairs the response with its request (created after it). @internal */
+  _bind(req: ResponseRequest): void {
+    this._req = req;
+  }
+
+  /** The uWS callback returned: writes from now on must be corked. @internal */
+  _leaveCallback(): void {
+    this._sync = false;
+  }
+
+  /** Starts the request timeout clock. @internal */
+  _startDeadline(ms: number): void {
+    this._deadline = Date.now() + ms;
+  }
+
+  /** Timeout sweep: past the deadline and still unanswered, the request fails with 503. @internal */
+  _expireIfDue(now: number): void {
+    if (this._deadline === 0 || this._deadline > now || this._state !== OPEN) return;
+    this._deadline = 0;
+    const err = new HttpError(503, 'Request timed out', { expose: true });
+    this._req._abortSignal(err);
+    this._hooks.fail(err, this._req, this);
+  }
+
+  /** This response leads a deduplicated group under `key`. @internal */
+  _leadDedup(key: string): void {
+    this._dedupKey = key;
+  }
+
+  /** The body reader of this request (closes the connection after the response if unfinished). @internal */
+  _attachReader(reader: BodyReader): void {
+    this._reader = reader;
+  }
+
+  /** The connection was upgraded to a WebSocket: this HTTP response must never be touched again. @internal */
+  _handOver(): void {
+    this._state = DONE;
+  }
+
+  /** @internal */
+  _remoteAddress(): string {
+    if (this._remote === undefined) this._remote = this._state >= DONE ? '' : asciiText(this._uws.getRemoteAddressAsText());
+    return this._remote;
+  }
+
+  /** A corked op that needs the body's total length (OP_TRY_END, OP_END_HEAD). @internal */
+  _corkedWithLength(op: number, arg: Body | undefined, length: number | undefined): boolean {
+    corkLength = length;
+    return this._corked(op, arg);
+  }
+}
+
+export function byteLength(body: Body): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+}
