@@ -1,0 +1,100 @@
+// The chain: middleware, validation, route middleware and the handler, composed once per
+// route at startup into nested steps. Per request a step costs one call; a middleware adds one
+// small `next` closure.
+import type { Request } from './io/request.ts';
+import type { Response } from './io/response.ts';
+import type { Handler, Next } from './types.ts';
+import type { DedupTable } from '../serving/dedup.ts';
+import type { CompiledRoute, Step } from './route-context.ts';
+
+export type { Step };
+import { isPromise, sendValue } from './send-value.ts';
+import { validationStep, type ValidationSpec } from './validate-step.ts';
+
+
+/** What the chain is built from. */
+export interface ChainSpec extends ValidationSpec {
+  /** Middleware from app and routers, already filtered for this route. */
+  middleware: Handler<any>[];
+  /** Route-level middleware and the handler, last. */
+  handlers: Handler<any>[];
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const NOOP_NEXT: Next = () => RESOLVED;
+
+
+export function composeChain(spec: ChainSpec, route: CompiledRoute): Step {
+  const handlers = spec.handlers;
+  let step: Step = terminal(handlers[handlers.length - 1]!, route);
+  for (let i = handlers.length - 2; i >= 0; i--) step = layer(handlers[i]!, step, route);
+  if (route.dedup !== null) step = dedupGate(step, route.dedup);
+  step = validationStep(spec, step, route) ?? step;
+  for (let i = spec.middleware.length - 1; i >= 0; i--) step = layer(spec.middleware[i]!, step, route);
+  return step;
+}
+
+/** Concurrent identical anonymous GET/HEADs: the first runs `rest`, the others wait for its response. */
+function dedupGate(rest: Step, table: DedupTable): Step {
+  return (req, res) => {
+    const key = table.keyFor(req);
+    if (key === null) return rest(req, res);
+    const leader = table.follow(key);
+    if (leader !== null) {
+      return leader.then((shared) => {
+        if (shared !== null) res._replay(shared);
+        else return rest(req, res);
+      });
+    }
+    if (table.lead(key)) res._leadDedup(key);
+    return rest(req, res);
+  };
+}
+
+/** The last handler: no further `next`. */
+function terminal(handler: Handler<any>, route: CompiledRoute): Step {
+  return (req, res) => invoke(handler, req, res, NOOP_NEXT, route);
+}
+
+/** A middleware in front of `rest`. Its `next` runs `rest` synchronously and returns its promise, if any. */
+function layer(mw: Handler<any>, rest: Step, route: CompiledRoute): Step {
+  return (req, res) => {
+    let called = false;
+    const next: Next = (err?: unknown) => {
+      if (called) return Promise.reject(new Error('next() called more than once'));
+      called = true;
+      if (err !== undefined) {
+        route.fail(err, req, res);
+        return RESOLVED;
+      }
+      return rest(req, res) ?? RESOLVED;
+    };
+    return invoke(mw, req, res, next, route);
+  };
+}
+
+/** Calls one handler and routes its result: a value is sent, a promise awaited, an error handled. */
+function invoke(fn: Handler<any>, req: Request<any>, res: Response, next: Next, route: CompiledRoute): Promise<void> | undefined {
+  let out: unknown;
+  try {
+    out = fn(req, res, next);
+  } catch (err) {
+    route.fail(err, req, res);
+    return undefined;
+  }
+  if (out === undefined) return undefined;
+  if (isPromise(out)) {
+    return (out instanceof Promise ? out : Promise.resolve(out)).then(
+      (value) => {
+        if (value !== undefined) sendValue(value, req, res, route);
+      },
+      (err) => route.fail(err, req, res),
+    );
+  }
+  sendValue(out, req, res, route);
+  return undefined;
+}
+
+
+
+/** A returned value becomes the response, unless the handler already answered. */

@@ -1,0 +1,118 @@
+// Per-route state the lifecycle needs at request time, and the error path: the route's error
+// handlers, innermost first, then the default one.
+import { HttpError, ValidationError } from './errors.ts';
+import type { Request } from './io/request.ts';
+import type { Response, ResponseHooks } from './io/response.ts';
+import type { Settings } from '../app/settings.ts';
+import type { ErrorHandler } from './types.ts';
+import type { Compression } from '../serving/compression.ts';
+import type { DedupTable } from '../serving/dedup.ts';
+import { isPromise, sendValue } from './send-value.ts';
+
+/** One link of a route's chain (chain.ts composes them). */
+export type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
+
+/** Everything the server keeps per process for in-flight async requests. */
+export interface Tracker {
+  track(res: Response): void;
+  settled(res: Response): void;
+}
+
+/** What CompiledRoute takes from the route's spec. */
+export interface RouteContextSpec {
+  timeout: number;
+  errorHandlers: ErrorHandler[];
+  compression: Compression | null;
+}
+
+/** Per-route state the response needs: where errors go, the tracker. */
+export class CompiledRoute implements ResponseHooks {
+  readonly timeout: number;
+  readonly tracker: Tracker;
+  readonly compression: Compression | null;
+  readonly dedup: DedupTable | null;
+  private readonly errorHandlers: ErrorHandler[];
+  private readonly settings: Settings;
+
+  constructor(spec: RouteContextSpec, settings: Settings, tracker: Tracker, dedup: DedupTable | null) {
+    this.timeout = spec.timeout;
+    this.tracker = tracker;
+    this.compression = spec.compression;
+    this.dedup = dedup;
+    this.errorHandlers = spec.errorHandlers;
+    this.settings = settings;
+  }
+
+  settled(res: Response): void {
+    if (!res._sync) this.tracker.settled(res);
+  }
+
+  /** Runs the error handlers, innermost first; a handler that throws hands its error outwards. */
+  fail(err: unknown, req: Request<any>, res: Response): void {
+    if (res.finished) {
+      if (!res.aborted) this.settings.logger.error({ err }, 'error after the response was sent');
+      return;
+    }
+    if (res.headersSent) {
+      this.settings.logger.error({ err }, 'error while streaming a response; closing the connection');
+      res.destroy();
+      return;
+    }
+    this.runErrorHandler(0, err, req, res);
+  }
+
+  private runErrorHandler(i: number, err: unknown, req: Request<any>, res: Response): void {
+    const handler = this.errorHandlers[i];
+    if (handler === undefined) {
+      defaultErrorHandler(err, req, res, this.settings);
+      return;
+    }
+    let out: unknown;
+    try {
+      out = handler(err, req, res);
+    } catch (next) {
+      this.runErrorHandler(i + 1, next, req, res);
+      return;
+    }
+    if (isPromise(out)) {
+      out.then(
+        (value) => this.afterErrorHandler(value, i, err, req, res),
+        (next) => this.runErrorHandler(i + 1, next, req, res),
+      );
+    } else this.afterErrorHandler(out, i, err, req, res);
+  }
+
+  private afterErrorHandler(value: unknown, i: number, err: unknown, req: Request<any>, res: Response): void {
+    if (res.headersSent) return;
+    if (value !== undefined) {
+      sendValue(value, req, res, this);
+      return;
+    }
+    // The handler neither answered nor threw: let the next one (ultimately the default) answer.
+    this.runErrorHandler(i + 1, err, req, res);
+  }
+}
+
+/** Status 500 unless the error says otherwise; stack traces only when exposeErrors is on. */
+export function defaultErrorHandler(err: unknown, req: Request<any>, res: Response, settings: Settings): void {
+  const status = errorStatus(err);
+  if (status >= 500) settings.logger.error({ err, method: req.method, url: req.url }, 'request failed');
+  else settings.logger.debug({ err, method: req.method, url: req.url, status }, 'request rejected');
+  const body: Record<string, unknown> = {
+    error: err instanceof HttpError && err.expose ? err.message : status >= 500 ? 'Internal Server Error' : (err as Error)?.message ?? 'Error',
+  };
+  if (err instanceof ValidationError) body.issues = err.issues;
+  if (settings.exposeErrors && err instanceof Error) {
+    body.message = err.message;
+    body.stack = err.stack;
+  }
+  res.status(status);
+  if (err instanceof HttpError && err.headers) for (const k in err.headers) res.header(k, err.headers[k]!);
+  res.json(body);
+}
+
+function errorStatus(err: unknown): number {
+  const s = (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof s === 'number' && Number.isInteger(s) && s >= 400 && s <= 599 ? s : 500;
+}
+

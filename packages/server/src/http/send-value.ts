@@ -1,0 +1,67 @@
+// What a handler returns becomes the response: strings, bytes, a web Response (streamed, or
+// buffered up to 512 KiB for a deduplicated leader), anything else as JSON.
+import type { Request } from './io/request.ts';
+import type { Response } from './io/response.ts';
+import { MAX_SHARED_BODY } from '../serving/dedup.ts';
+
+/** Where a failure while sending goes (the route's error path). */
+export interface FailureSink {
+  fail(err: unknown, req: Request<any>, res: Response): void;
+}
+
+export function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+export function sendValue(value: unknown, req: Request<any>, res: Response, route: FailureSink): void {
+  if (res.headersSent || res.finished) return;
+  try {
+    if (typeof value === 'string') res.send(value);
+    else if (value instanceof Uint8Array || value instanceof ArrayBuffer) res.send(value);
+    else if (value instanceof globalThis.Response) sendWebResponse(value, res, route, req);
+    else res.json(value);
+  } catch (err) {
+    route.fail(err, req, res);
+  }
+}
+
+function sendWebResponse(web: globalThis.Response, res: Response, route: FailureSink, req: Request<any>): void {
+  res.status(web.status);
+  web.headers.forEach((value, key) => {
+    if (key !== 'set-cookie') res.appendHeader(key, value);
+  });
+  for (const cookie of web.headers.getSetCookie()) res.appendHeader('set-cookie', cookie);
+  if (web.body === null) res.end();
+  else if (res._dedupKey !== null) bufferThenSend(web.body, res).catch((err) => route.fail(err, req, res));
+  else {
+    const declared = web.headers.get('content-length');
+    const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
+    res.stream(web.body, length === undefined ? {} : { length }).catch((err) => route.fail(err, req, res));
+  }
+}
+
+/** A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past that it streams. */
+async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): Promise<void> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      res.end(Buffer.concat(chunks, size));
+      return;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > MAX_SHARED_BODY) break;
+  }
+  reader.releaseLock();
+  await res.stream(
+    (async function* () {
+      yield* chunks;
+      const rest = body.getReader();
+      for (let r = await rest.read(); !r.done; r = await rest.read()) yield r.value;
+    })(),
+  );
+}
+
