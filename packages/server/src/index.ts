@@ -20,3 +20,4 @@ export { Socket, type SendResult } from './realtime/socket.ts';
 export type { WsBehavior, WsEvent } from './realtime/route.ts';
 export { TERMINAL_CLOSE_CODES } from './realtime/protocol.ts';
 export type { MultipartLimits, MultipartPart } from './http/io/multipart.ts';
+export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index.ts';
