@@ -5,7 +5,7 @@
 // typescript, uWebSockets.js); `npm test` builds the packages before it runs.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -162,6 +162,21 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type'), /javascript/);
     assert.match(await res.text(), /export\{/);
+  });
+
+  test('without @tachyon/client installed, app.client() says what to install', () => {
+    // The optional peer is missing: the error must name the fix, not a module-resolution trace.
+    const installed = join(app, 'node_modules', '@tachyon', 'client');
+    const aside = join(work, 'client-aside');
+    writeFileSync(join(app, 'no-client.mjs'), "import { App } from '@tachyon/server';\nnew App().client();\n");
+    renameSync(installed, aside);
+    try {
+      const r = spawnSync(node, ['no-client.mjs'], { cwd: app, encoding: 'utf8', timeout: 20_000 });
+      assert.notEqual(r.status, 0, 'app.client() threw');
+      assert.match(r.stderr, /@tachyon\/client is not installed: npm install @tachyon\/client/);
+    } finally {
+      renameSync(aside, installed);
+    }
   });
 
   test('on glibc < 2.38 the addon was made loadable in node_modules/.cache, the package untouched', (t) => {
