@@ -21,3 +21,4 @@ export type { WsBehavior, WsEvent } from './realtime/route.ts';
 export { TERMINAL_CLOSE_CODES } from './realtime/protocol.ts';
 export type { MultipartLimits, MultipartPart } from './http/io/multipart.ts';
 export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index.ts';
+export { secureHeaders, type ContentSecurityPolicyOptions, type SecureHeadersOptions } from './middleware/secure-headers/index.ts';

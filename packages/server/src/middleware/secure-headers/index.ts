@@ -1,0 +1,24 @@
+// Security response headers (docs/secure-headers.md). The header lines are built once at
+// setup (options.ts); per request the middleware hands the prebuilt list to the response,
+// which adopts a copy when no header was set yet.
+import type { Middleware } from '../../http/types.ts';
+import { resolveSecureHeaders, type SecureHeadersOptions } from './options.ts';
+
+export type { ContentSecurityPolicyOptions, SecureHeadersOptions } from './options.ts';
+
+/** `app.use(secureHeaders())`; override any header with a string, drop it with `false`. */
+export function secureHeaders(options: SecureHeadersOptions = {}): Middleware {
+  const { plain, tls } = resolveSecureHeaders(options);
+  if (tls === null) {
+    return (req, res, next) => {
+      res._useHeaderList(plain);
+      return next();
+    };
+  }
+  // HSTS only over TLS (or X-Forwarded-Proto: https from a trusted proxy): browsers ignore it
+  // on plain HTTP, and sending it there would tell a MITM what to strip.
+  return (req, res, next) => {
+    res._useHeaderList(req.protocol === 'https' ? tls : plain);
+    return next();
+  };
+}
