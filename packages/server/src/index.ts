@@ -22,3 +22,5 @@ export { TERMINAL_CLOSE_CODES } from './realtime/protocol.ts';
 export type { MultipartLimits, MultipartPart } from './http/io/multipart.ts';
 export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index.ts';
 export { secureHeaders, type ContentSecurityPolicyOptions, type SecureHeadersOptions } from './middleware/secure-headers/index.ts';
+export { rateLimit, MemoryRateLimitStore, type RateLimitHit, type RateLimitOptions, type RateLimitStore } from './middleware/rate-limit/index.ts';
+export type { AppView } from './app/settings.ts';

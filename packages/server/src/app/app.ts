@@ -144,6 +144,7 @@ export class App extends Router {
       exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
       draining: false,
     };
+    this._settings.app = this;
     this.trailingSlash = o.trailingSlash ?? 'ignore';
     this.maxHeaderSize = o.maxHeaderSize;
     this.compression = resolveCompression(o.compression, null);
@@ -173,6 +174,11 @@ export class App extends Router {
 
   get logger(): Logger {
     return this._settings.logger;
+  }
+
+  /** True once `close()` has started: readiness checks answer 503 from then on. */
+  get draining(): boolean {
+    return this._settings.draining;
   }
 
   /** Answers requests no route matched. Default: 404 `{ "error": "Not Found" }`. App middleware runs first. */

@@ -17,6 +17,19 @@ export interface Settings {
   exposeErrors: boolean;
   /** Set while the server shuts down: answers close their connection. */
   draining: boolean;
+  /** The app these settings belong to, for `req.app` (set by the App's constructor). */
+  app?: AppView;
+}
+
+/** What middleware and handlers may read about the app serving a request (`req.app`). */
+export interface AppView {
+  /** True once `close()` has started (readiness answers 503 from then on). */
+  readonly draining: boolean;
+  /** Open WebSocket connections. */
+  readonly connections: number;
+  /** Requests that outlived their uWS callback and have not finished yet. */
+  readonly inflight: number;
+  readonly logger: Logger;
 }
 
 export const DEFAULT_BODY_LIMIT = 1 << 20;

@@ -8,7 +8,7 @@ import { dict } from '../../util/dict.ts';
 import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
 import type { Response } from './response.ts';
-import type { Settings } from '../../app/settings.ts';
+import type { AppView, Settings } from '../../app/settings.ts';
 import type { Get, RouteTypes } from '../route-types.ts';
 import { loadUws, type UwsRequest } from '../../uws/index.ts';
 
@@ -162,6 +162,11 @@ export class Request<T extends RouteTypes = {}> {
       if (this._res.aborted) this._abort.abort(new HttpError(499, 'Client closed request'));
     }
     return this._abort.signal;
+  }
+
+  /** The app serving this request, read-only: draining, connections, inflight, logger. */
+  get app(): AppView {
+    return this._settings.app!;
   }
 
   /** Per-request data for middleware to hand to later handlers. */
