@@ -24,3 +24,4 @@ export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index
 export { secureHeaders, type ContentSecurityPolicyOptions, type SecureHeadersOptions } from './middleware/secure-headers/index.ts';
 export { rateLimit, MemoryRateLimitStore, type RateLimitHit, type RateLimitOptions, type RateLimitStore } from './middleware/rate-limit/index.ts';
 export type { AppView } from './app/settings.ts';
+export { health, type HealthCheck, type HealthOptions } from './middleware/health/index.ts';
