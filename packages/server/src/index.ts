@@ -25,3 +25,4 @@ export { secureHeaders, type ContentSecurityPolicyOptions, type SecureHeadersOpt
 export { rateLimit, MemoryRateLimitStore, type RateLimitHit, type RateLimitOptions, type RateLimitStore } from './middleware/rate-limit/index.ts';
 export type { AppView } from './app/settings.ts';
 export { health, type HealthCheck, type HealthOptions } from './middleware/health/index.ts';
+export { metrics, type MetricsMiddleware, type MetricsOptions } from './middleware/metrics/index.ts';

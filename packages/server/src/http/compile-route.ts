@@ -63,6 +63,7 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
   const route = new CompiledRoute(spec, settings, tracker, spec.dedup ? ctx.dedup : null);
   const chain = composeChain(spec, route);
   const fixedMethod = spec.method;
+  const routePath = spec.pattern.path;
   const paramNames = spec.pattern.paramNames;
   const wildcardAt = spec.pattern.wildcardAt;
   const hasParams = paramNames.length > 0 || wildcardAt !== -1;
@@ -77,7 +78,7 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
     const m = method ?? ureq.getCaseSensitiveMethod();
     // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
     const res = new Response(ures, settings, route, head || m === 'HEAD', tls);
-    const req = new Request(ureq, res, m, settings, bodyLimit);
+    const req = new Request(ureq, res, m, settings, bodyLimit, routePath);
     res._bind(req);
     try {
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;

@@ -20,6 +20,11 @@ export interface Locals {
 export class Request<T extends RouteTypes = {}> {
   /** Upper-case method as sent, e.g. `GET`. */
   readonly method: string;
+  /**
+   * The pattern of the route that matched, e.g. `/users/:id` (`/*` when no route matched):
+   * a low-cardinality label for metrics and logs, unlike the path.
+   */
+  readonly route: string;
   params: Get<T, 'params', Record<string, string>>;
   /** The validated body when the route declares a `body` schema; otherwise undefined (use json()/text()/…). */
   body: Get<T, 'body', undefined>;
@@ -42,10 +47,11 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _locals: Locals | undefined = undefined;
 
   /** @internal */
-  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number) {
+  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number, route = '') {
     this._uws = uws;
     this._res = res;
     this.method = method;
+    this.route = route;
     this._settings = settings;
     this._bodyLimit = bodyLimit;
     this.params = undefined as never;
