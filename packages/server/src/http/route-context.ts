@@ -50,7 +50,9 @@ export class CompiledRoute implements ResponseHooks {
   /** Runs the error handlers, innermost first; a handler that throws hands its error outwards. */
   fail(err: unknown, req: Request<any>, res: Response): void {
     if (res.finished) {
-      if (!res.aborted) this.settings.logger.error({ err }, 'error after the response was sent');
+      // A client that left mid-request (its body reads reject with ClientAbortError) is routine.
+      if (res.aborted) this.settings.logger.debug({ err, method: req.method, url: req.url }, 'request failed after the client left');
+      else this.settings.logger.error({ err }, 'error after the response was sent');
       return;
     }
     if (res.headersSent) {
