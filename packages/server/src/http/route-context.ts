@@ -2,7 +2,7 @@
 // handlers, innermost first, then the default one.
 import { HttpError, ValidationError } from './errors.ts';
 import type { Request } from './io/request.ts';
-import type { Response, ResponseHooks } from './io/response.ts';
+import type { Response } from './io/response.ts';
 import type { Settings } from '../app/settings.ts';
 import type { ErrorHandler } from './types.ts';
 import type { Compression } from '../serving/compression.ts';
@@ -25,8 +25,12 @@ export interface RouteContextSpec {
   compression: Compression | null;
 }
 
-/** Per-route state the response needs: where errors go, the tracker. */
-export class CompiledRoute implements ResponseHooks {
+/**
+ * Per-route state the response needs: where errors go, the tracker. It is the response's
+ * ResponseHooks (checked where compile-route.ts passes it to the Response); no `implements`
+ * clause, because that interface is internal and stripped from the published declarations.
+ */
+export class CompiledRoute {
   readonly timeout: number;
   readonly tracker: Tracker;
   readonly compression: Compression | null;

@@ -1,8 +1,7 @@
 // Requests that outlived their uWS callback: for the request timeout and graceful shutdown.
 // One coarse interval sweeps deadlines instead of a timer per request.
-import { HttpError } from './errors.ts';
 import type { Response } from './io/response.ts';
-import type { Tracker } from './compile-route.ts';
+import type { Tracker } from './route-context.ts';
 
 const SWEEP_MS = 250;
 

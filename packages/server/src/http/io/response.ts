@@ -17,7 +17,8 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
 const BINARY_TYPE = 'application/octet-stream';
 
-export type { Body, ResponseHooks, ResponseRequest } from './response-core.ts';
+export type { Body } from './response-core.ts';
+/** @internal */ export type { ResponseHooks, ResponseRequest } from './response-core.ts';
 export type { StreamSource };
 export { EventStream };
 
