@@ -1,73 +1,31 @@
-// The App: options, startup compilation onto the uWS router, listen and graceful close.
-import { resolveCompression, type Compression, type CompressionOptions } from '../serving/compression.ts';
+// The App: the facade users build on. Declaring routes, WebSocket routes, static files and
+// mounts only records them; `listen()` compiles everything once (compile.ts) and starts a
+// server (server.ts). Options are checked in options.ts.
 import { DedupTable } from '../serving/dedup.ts';
-import { HttpError } from '../http/errors.ts';
 import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
+import type { CompressionOptions } from '../serving/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
-import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
-import { checkWsBehavior, compileWsRoute, type WsBehavior, type WsRouteSpec } from '../realtime/route.ts';
-import { withTlsFiles, type TlsOptions } from '../serving/tls.ts';
-import { silentLogger, type Logger } from './logger.ts';
+import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/route.ts';
+import type { Logger } from './logger.ts';
 import { pickFreePort } from './free-port.ts';
-import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from '../routing/path.ts';
-import { compileRoute, type RouteSpec } from '../http/compile-route.ts';
+import { parsePattern } from '../routing/path.ts';
+import { Router } from '../routing/router.ts';
+import { describeHttpRoute, flattenRoutes, type RouteInfo } from '../routing/route-table.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
-import { Router, type MiddlewareRecord, type RouteRecord } from '../routing/router.ts';
-import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
+import type { Settings } from './settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
-import type { ErrorHandler, Handler, HttpMethod, Middleware, NotFoundHandler } from '../http/types.ts';
-import { loadUws, type UwsApp, type UwsHandler, type UwsListenSocket, type UwsRequest, type UwsResponse, type UwsWebSocketBehavior } from '../uws/index.ts';
+import type { NotFoundHandler } from '../http/types.ts';
+import type { Schema } from '../http/validation.ts';
+import { resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
+import { compileApp, notFoundError } from './compile.ts';
+import { closeOnSignals, ListenError, listenSocket, makeServer, type Running, type Server } from './server.ts';
+import type { UwsApp } from '../uws/index.ts';
 
-export interface AppOptions {
-  /**
-   * Largest request body in bytes; 413 past it. Default 1 MiB. JSON parsing holds the event
-   * loop for up to ~50 ms per MiB (docs/request.md, "Body limits and their cost"): raise it
-   * per route, not here.
-   */
-  bodyLimit?: number;
-  /** Secret(s) for signed cookies. The first signs; all verify (rotation). */
-  cookieSecret?: string | string[];
-  /** How far to trust X-Forwarded-For / X-Forwarded-Proto. Default false. */
-  trustProxy?: TrustProxy;
-  /** pino-compatible logger. Default: silent. */
-  logger?: Logger;
-  /** Milliseconds before a request nobody answered gets 503. Default 30 000; 0 disables. */
-  requestTimeout?: number;
-  /**
-   * Largest request head (request line + headers) uWS accepts; 431 past it. Process-wide:
-   * the first App sets it. Default 16 KiB (uWS alone: 4 KiB).
-   */
-  maxHeaderSize?: number;
-  /** `/users/` vs `/users`: 'ignore' (both match, default), 'strict', or 'redirect' (308 to the declared form). */
-  trailingSlash?: 'ignore' | 'strict' | 'redirect';
-  /** Include error messages and stacks in 500 answers. Default: NODE_ENV === 'development'. */
-  exposeErrors?: boolean;
-  /** Compress responses (brotli/gzip) for every route; routes override with `compress`. Default off. */
-  compression?: boolean | CompressionOptions;
-  /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
-  tls?: TlsOptions;
-  /**
-   * Coalesce `app.publish()` calls: the envelopes published to a topic within one event-loop
-   * iteration go out as one frame, a JSON array (docs/protocol.md, "Batches"). Per-topic
-   * order is kept. Clients must understand batches (`@tachyon/client` does). Default false.
-   */
-  coalescePublishes?: boolean;
-}
-
-export interface ListenOptions {
-  port?: number;
-  host?: string;
-  /**
-   * Close gracefully on SIGTERM and SIGINT (or the signals listed), then re-raise the
-   * signal so the process ends the way it would have. Default false.
-   */
-  signals?: boolean | NodeJS.Signals[];
-  /** Grace period for signal-triggered shutdowns, in ms. Default 10 000. */
-  shutdownTimeout?: number;
-}
+export type { AppOptions, ListenOptions } from './options.ts';
+export type { Server } from './server.ts';
 
 export interface MountOptions {
   /** Share responses between concurrent identical anonymous GET/HEAD requests. */
@@ -79,42 +37,14 @@ export interface MountOptions {
   bodyLimit?: number;
 }
 
-export interface Server {
-  readonly port: number;
-  readonly host: string;
-  /** Stops accepting, lets in-flight requests finish (up to `timeout` ms, default 10 s), then closes every connection. */
-  close(options?: { timeout?: number }): Promise<void>;
-}
-
-const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options' } as const;
-const UWS_VERB = { get: 1, post: 1, put: 1, patch: 1, del: 1, head: 1, options: 1, any: 1 } as const;
-
-interface FlatRoute {
-  record: RouteRecord;
-  pattern: Pattern;
-  middleware: Handler<any>[];
-  errorHandlers: ErrorHandler[];
-}
-
-interface ScopedMiddleware {
-  prefix: string | null; // absolute; null = unconditional within its router
-  handlers: Middleware[];
-}
-
-/** uWS refused the listen socket (address in use or not available). */
-class ListenError extends Error {}
-
 export class App extends Router {
   /** @internal */ readonly _settings: Settings;
-  private readonly trailingSlash: 'ignore' | 'strict' | 'redirect';
-  private readonly maxHeaderSize: number | undefined;
+  private readonly config: ResolvedOptions;
   private notFoundHandler: NotFoundHandler | undefined;
-  private closeHooks: (() => unknown)[] = [];
+  private readonly closeHooks: (() => unknown)[] = [];
   private uws: UwsApp | undefined;
-  private tracker = new InflightTracker();
+  private readonly tracker = new InflightTracker();
   private server: Server | undefined;
-  private readonly compression: Compression | null;
-  private readonly tls: TlsOptions | undefined;
   private readonly dedup = new DedupTable();
   private loading: Promise<unknown>[] = [];
   private readonly hub: WsHub;
@@ -122,34 +52,10 @@ export class App extends Router {
 
   constructor(options: AppOptions = {}) {
     super();
-    const o = options;
-    if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit >= 0)) throw new TypeError('bodyLimit must be a non-negative integer');
-    if (o.requestTimeout !== undefined && !(Number.isFinite(o.requestTimeout) && o.requestTimeout >= 0)) throw new TypeError('requestTimeout must be >= 0 ms');
-    if (o.maxHeaderSize !== undefined && !(Number.isInteger(o.maxHeaderSize) && o.maxHeaderSize >= 1024 && o.maxHeaderSize <= 1 << 20)) {
-      throw new TypeError('maxHeaderSize must be an integer from 1024 to 1048576 bytes');
-    }
-    if (o.trailingSlash !== undefined && !['ignore', 'strict', 'redirect'].includes(o.trailingSlash)) throw new TypeError("trailingSlash must be 'ignore', 'strict' or 'redirect'");
-    const secrets = o.cookieSecret === undefined ? [] : Array.isArray(o.cookieSecret) ? o.cookieSecret : [o.cookieSecret];
-    if (secrets.some((s) => typeof s !== 'string' || s.length === 0)) throw new TypeError('cookieSecret must be a non-empty string or array of them');
-    if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean') throw new TypeError('coalescePublishes must be a boolean');
-    this.hub = new WsHub(o.coalescePublishes ?? false);
-    const tp = o.trustProxy ?? false;
-    if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
-    this._settings = {
-      bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
-      cookieSecrets: secrets,
-      trustProxy: tp,
-      logger: o.logger ?? silentLogger,
-      requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
-      exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
-      draining: false,
-    };
+    this.config = resolveAppOptions(options);
+    this._settings = this.config.settings;
     this._settings.app = this;
-    this.trailingSlash = o.trailingSlash ?? 'ignore';
-    this.maxHeaderSize = o.maxHeaderSize;
-    this.compression = resolveCompression(o.compression, null);
-    if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
-    this.tls = o.tls;
+    this.hub = new WsHub(this.config.coalescePublishes, this.config.bus);
   }
 
   /**
@@ -215,7 +121,7 @@ export class App extends Router {
     return this.hub.publishRaw(topic, message, isBinary);
   }
 
-  /** Number of sockets subscribed to `topic`. */
+  /** Number of sockets subscribed to `topic` in this process. */
   subscribers(topic: string): number {
     return this.hub.subscribers(topic);
   }
@@ -264,273 +170,85 @@ export class App extends Router {
     return this;
   }
 
-  /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
-  async listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
-    const loading = this.loading;
-    this.loading = [];
-    await Promise.all(loading);
-    return this.listenNow(port, hostOrOptions);
+  /**
+   * The declared routes as read-only data: HTTP routes (method, full path, schemas, limits)
+   * and WebSocket routes (path, events and their schemas). Static files and mounts appear
+   * as the routes they register (after `listen()` for static files, which load first).
+   */
+  routes(): RouteInfo[] {
+    const http: RouteInfo[] = flattenRoutes(this).map(describeHttpRoute);
+    const ws: RouteInfo[] = this.wsRoutes.map((r) =>
+      Object.freeze({
+        kind: 'ws' as const,
+        path: r.pattern.path,
+        events: Object.freeze(Object.entries(r.behavior.events ?? {}).map(([name, def]) => Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }))),
+      }),
+    );
+    return [...http, ...ws];
   }
 
-  private async listenNow(port: number | ListenOptions, hostOrOptions?: string | ListenOptions): Promise<Server> {
+  /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
+  async listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
     const extra = typeof hostOrOptions === 'string' ? { host: hostOrOptions } : (hostOrOptions ?? {});
     const opts: ListenOptions = typeof port === 'number' ? { ...extra, port } : { ...extra, ...port };
     const requested = opts.port ?? 0;
-    const h = opts.host ?? '0.0.0.0';
+    const host = opts.host ?? '0.0.0.0';
     if (!Number.isInteger(requested) || requested < 0 || requested > 65535) throw new TypeError(`Invalid port ${requested}`);
     if (this.server) throw new Error('This app is already listening');
+    const run = await this.start();
     // Port 0: pick the port first (see free-port.ts); another process may take it in between, so retry.
     for (let attempt = 1; ; attempt++) {
-      const p = requested === 0 ? await pickFreePort(h) : requested;
+      const p = requested === 0 ? await pickFreePort(host) : requested;
       try {
-        return await this.listenOn(p, h, opts);
+        const socket = await listenSocket(run.uws, host, p);
+        const server = makeServer(run, socket, host, p);
+        this.server = server;
+        if (opts.signals) {
+          const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
+          this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
+        }
+        this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
+        return server;
       } catch (err) {
         if (requested !== 0 || attempt >= 3 || !(err instanceof ListenError)) throw err;
       }
     }
   }
 
-  private listenOn(p: number, h: string, opts: ListenOptions): Promise<Server> {
-    let uws: UwsApp;
-    try {
-      uws = this.uws ??= this.compile();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return new Promise((resolve, reject) => {
-      // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port
-      // would silently share its traffic instead of failing.
-      uws.listen(h, p, loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
-        if (!socket) {
-          reject(new ListenError(`Could not listen on ${h}:${p} (address in use or not available)`));
-          return;
-        }
-        const server = this.makeServer(socket, h);
-        this.server = server;
-        if (opts.signals) this.closeOnSignals(server, opts.signals === true ? ['SIGTERM', 'SIGINT'] : opts.signals, opts.shutdownTimeout ?? 10_000);
-        this.logger.info({ host: h, port: server.port, tls: this.tls !== undefined }, 'listening');
-        resolve(server);
-      });
-    });
+  /**
+   * Starts the app without a listen socket, for an acceptor in another thread (worker
+   * threads: uWS hands accepted connections from the acceptor's listen socket to this app).
+   * Returns the descriptor to pass to the acceptor's `addChildAppDescriptor`, and the Server
+   * whose close() drains like listen()'s (remove the descriptor from the acceptor first).
+   * @internal
+   */
+  async _startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
+    if (this.server) throw new Error('This app is already started');
+    const run = await this.start();
+    const server = makeServer(run, null, host, port);
+    this.server = server;
+    return { descriptor: run.uws.getDescriptor(), server };
   }
 
-  private closeOnSignals(server: Server, signals: NodeJS.Signals[], timeout: number): void {
-    const onSignal = (signal: NodeJS.Signals) => {
-      for (const s of signals) process.removeListener(s, onSignal);
-      this.logger.info({ signal }, 'shutting down');
-      void server.close({ timeout }).then(() => process.kill(process.pid, signal));
-    };
-    for (const s of signals) process.on(s, onSignal);
-    this.onClose(() => {
-      for (const s of signals) process.removeListener(s, onSignal);
-    });
+  /** Waits for static files, compiles every route once, starts the bus. */
+  private async start(): Promise<Running> {
+    const loading = this.loading;
+    this.loading = [];
+    await Promise.all(loading);
+    const o = this.config;
+    const uws = (this.uws ??= compileApp({
+      root: this,
+      dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },
+      settings: this._settings,
+      hub: this.hub,
+      wsRoutes: this.wsRoutes,
+      trailingSlash: o.trailingSlash,
+      compression: o.compression,
+      tls: o.tls,
+      maxHeaderSize: o.maxHeaderSize,
+      notFound: this.notFoundHandler,
+    }));
+    await this.hub.startBus();
+    return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks };
   }
-
-  private makeServer(socket: UwsListenSocket, host: string): Server {
-    const uwsModule = loadUws();
-    const port = uwsModule.us_socket_local_port(socket);
-    let closing: Promise<void> | undefined;
-    return {
-      port,
-      host,
-      close: (options = {}) =>
-        (closing ??= (async () => {
-          uwsModule.us_listen_socket_close(socket);
-          this._settings.draining = true;
-          const timeout = options.timeout ?? 10_000;
-          // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
-          const sockets = this.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
-          let timer: NodeJS.Timeout | undefined;
-          const timedOut = await Promise.race([
-            this.tracker.whenIdle().then(() => false),
-            new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
-          ]);
-          clearTimeout(timer);
-          if (timedOut) {
-            this.logger.warn({ inflight: this.tracker.size }, 'close timeout: dropping in-flight requests');
-            this.tracker.destroyAll();
-          }
-          await sockets;
-          this.uws?.close();
-          for (const hook of this.closeHooks) {
-            try {
-              await hook();
-            } catch (err) {
-              this.logger.error({ err }, 'onClose hook failed');
-            }
-          }
-        })()),
-    };
-  }
-
-  // ----- startup compilation -----------------------------------------------------------
-
-  /** Flattens routers, compiles every chain once, and registers it with the uWS router. */
-  private compile(): UwsApp {
-    const uwsModule = loadUws(this.maxHeaderSize);
-    const tls = this.tls;
-    const app = tls ? withTlsFiles(tls, (o) => uwsModule.SSLApp(o)) : uwsModule.App();
-    // Registrations are collected, then applied to the default router and, since uWS keeps
-    // one router per SNI server name, replayed for each extra hostname.
-    const registrations: ([keyof typeof UWS_VERB, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
-    for (const spec of this.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, this._settings, this.hub, uwsModule, tls !== undefined)]);
-    const uws = {
-      get: (p: string, h: UwsHandler) => registrations.push(['get', p, h]),
-      post: (p: string, h: UwsHandler) => registrations.push(['post', p, h]),
-      put: (p: string, h: UwsHandler) => registrations.push(['put', p, h]),
-      patch: (p: string, h: UwsHandler) => registrations.push(['patch', p, h]),
-      del: (p: string, h: UwsHandler) => registrations.push(['del', p, h]),
-      head: (p: string, h: UwsHandler) => registrations.push(['head', p, h]),
-      options: (p: string, h: UwsHandler) => registrations.push(['options', p, h]),
-      any: (p: string, h: UwsHandler) => registrations.push(['any', p, h]),
-    };
-    const ctx = { settings: this._settings, tracker: this.tracker, tls: tls !== undefined, dedup: this.dedup };
-    const routes: FlatRoute[] = [];
-    this.flatten(this, '', [], [], routes);
-    const appMiddleware = this._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
-    const appErrors = this._errorHandler ? [this._errorHandler] : [];
-
-    // Group by uWS pattern so 405/OPTIONS answers know every method of a path.
-    const byPattern = new Map<string, { methods: Set<string>; hasAny: boolean }>();
-    const explicitHead = new Set<string>();
-    for (const r of routes) if (r.record.method === 'HEAD') for (const v of this.pathVariants(r.pattern.path)) explicitHead.add(v.path);
-    const register = (method: HttpMethod | null, path: string, spec: RouteSpec) => {
-      const routeSpec = { ...spec, pattern: { ...spec.pattern, path } };
-      if (method === null) uws.any(path, compileRoute(routeSpec, ctx));
-      else {
-        uws[UWS_METHOD[method]](path, compileRoute(routeSpec, ctx));
-        if (method === 'GET' && !explicitHead.has(path)) uws.head(path, compileRoute(routeSpec, ctx, true));
-      }
-      const entry = byPattern.get(path) ?? { methods: new Set<string>(), hasAny: false };
-      if (method === null) entry.hasAny = true;
-      else {
-        entry.methods.add(method);
-        if (method === 'GET') entry.methods.add('HEAD');
-      }
-      byPattern.set(path, entry);
-    };
-
-    for (const r of routes) {
-      const spec = this.specFor(r);
-      for (const variant of this.pathVariants(r.pattern.path)) {
-        if (variant.redirect) uws.any(variant.path, redirectToggleSlash);
-        else register(r.record.method, variant.path, spec);
-      }
-    }
-
-    // Paths with some methods: OPTIONS → 204 with Allow, anything else → 405.
-    for (const [path, entry] of byPattern) {
-      if (entry.hasAny || path === '/*') continue; // a catch-all: other methods are simply not found
-      const allow = [...entry.methods, ...(entry.methods.has('OPTIONS') ? [] : ['OPTIONS'])].join(', ');
-      const pattern = parsePattern(path);
-      const handler: Handler<any> = (req, res) => {
-        res.header('allow', allow);
-        if (req.method === 'OPTIONS') return res.status(204).end();
-        throw new HttpError(405, `Method ${req.method} not allowed on ${req.path}`, { headers: { allow } });
-      };
-      const spec = this.virtualSpec(pattern, appMiddleware, appErrors, handler);
-      uws.any(path, compileRoute(spec, ctx));
-    }
-
-    // Everything else: the not-found handler, behind the app's middleware.
-    if (!byPattern.get('/*')?.hasAny) {
-      const notFound = this.notFoundHandler;
-      const handler: Handler<any> = notFound ? (req, res) => notFound(req, res) : notFoundError;
-      uws.any('/*', compileRoute(this.virtualSpec(parsePattern('/*'), appMiddleware, appErrors, handler), ctx));
-    }
-    const apply = () => {
-      for (const r of registrations) {
-        if (r[0] === 'ws') app.ws(r[1], r[2]);
-        else app[r[0]](r[1], r[2]);
-      }
-    };
-    apply();
-    for (const [hostname, identity] of Object.entries(tls?.sni ?? {})) {
-      withTlsFiles(identity, (o) => app.addServerName(hostname, o));
-      app.domain(hostname);
-      apply();
-    }
-    this.hub.attach(app);
-    return app;
-  }
-
-  private flatten(router: Router, prefix: string, inherited: ScopedMiddleware[], errors: ErrorHandler[], out: FlatRoute[]): void {
-    const scoped = [...inherited, ...router._middleware.map((m: MiddlewareRecord) => ({ prefix: m.prefix === null ? null : joinPaths(prefix, m.prefix), handlers: m.handlers }))];
-    const errorChain = router._errorHandler ? [router._errorHandler, ...errors] : errors;
-    for (const record of router._routes) {
-      const pattern = parsePattern(joinPaths(prefix, record.path));
-      out.push({ record, pattern, middleware: middlewareFor(pattern, scoped), errorHandlers: errorChain });
-    }
-    for (const child of router._children) this.flatten(child.router, joinPaths(prefix, child.prefix), scoped, errorChain, out);
-  }
-
-  private specFor(r: FlatRoute): RouteSpec {
-    const o = r.record.options;
-    return {
-      method: r.record.method,
-      pattern: r.pattern,
-      middleware: r.middleware,
-      handlers: r.record.handlers,
-      schemas: { params: o.params, query: o.query, body: o.body, headers: o.headers, cookies: o.cookies },
-      consumes: o.consumes ?? ['json'],
-      bodyLimit: o.bodyLimit ?? this._settings.bodyLimit,
-      timeout: o.timeout ?? this._settings.requestTimeout,
-      errorHandlers: r.errorHandlers,
-      compression: resolveCompression(o.compress, this.compression),
-      dedup: o.dedup ?? false,
-    };
-  }
-
-  private virtualSpec(pattern: Pattern, mw: ScopedMiddleware[], errors: ErrorHandler[], handler: Handler<any>): RouteSpec {
-    return {
-      method: null,
-      pattern,
-      middleware: middlewareFor(pattern, mw),
-      handlers: [handler],
-      schemas: {},
-      consumes: ['json'],
-      bodyLimit: this._settings.bodyLimit,
-      timeout: this._settings.requestTimeout,
-      errorHandlers: errors,
-      compression: this.compression,
-      dedup: false,
-    };
-  }
-
-  /** The uWS patterns one declared path occupies under the trailing-slash policy. */
-  private pathVariants(path: string): { path: string; redirect?: true }[] {
-    if (path === '/' || path.endsWith('*') || this.trailingSlash === 'strict') return [{ path }];
-    const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
-    if (this.trailingSlash === 'ignore') return [{ path }, { path: other }];
-    return [{ path }, { path: other, redirect: true }];
-  }
-}
-
-/** Middleware that applies to a route, with a runtime path check only where a :param overlaps the prefix. */
-function middlewareFor(pattern: Pattern, scoped: ScopedMiddleware[]): Handler<any>[] {
-  const out: Handler<any>[] = [];
-  for (const m of scoped) {
-    const applies = m.prefix === null ? 'always' : prefixApplies(m.prefix, pattern);
-    if (applies === 'never') continue;
-    for (const h of m.handlers) {
-      if (applies === 'always') out.push(h);
-      else {
-        const prefix = m.prefix!;
-        out.push((req: Request<any>, res: Response, next) => (pathInPrefix(req.path, prefix) ? h(req, res, next) : next()));
-      }
-    }
-  }
-  return out;
-}
-
-function notFoundError(req: Request<any>): never {
-  throw new HttpError(404, `Cannot ${req.method} ${req.path}`);
-}
-
-/** 308 (method-preserving) to the same URL with its trailing slash added or removed. */
-function redirectToggleSlash(res: UwsResponse, req: UwsRequest): void {
-  const url = req.getUrl();
-  const target = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
-  const q = req.getQuery();
-  res.writeStatus('308 Permanent Redirect').writeHeader('location', q ? `${target}?${q}` : target).end();
 }

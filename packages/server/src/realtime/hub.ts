@@ -1,11 +1,18 @@
 // The app's realtime side: connected sockets (for counts and shutdown) and publishing to
-// topics through uWS's C++ pub/sub, with the payload serialized once per publish.
+// topics through uWS's C++ pub/sub, with the payload serialized once per publish. Local
+// subscribers are always reached through uWS; a bus other than the in-process one also gets
+// every publish (the same bytes) and hears when a topic gains its first or loses its last
+// local subscriber (bus/bus.ts).
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
 import type { Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
+import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 
 export class WsHub {
   private uws: UwsApp | null = null;
+  /** The bus, unless it is the in-process one: then null, and no publish pays for a bus. */
+  private readonly remote: Bus | null;
+  readonly bus: Bus;
   private readonly sockets = new Set<Socket<any>>();
   private idle: (() => void)[] = [];
   /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
@@ -18,13 +25,72 @@ export class WsHub {
     batches.clear();
   };
 
-  constructor(coalesce = false) {
+  constructor(coalesce = false, bus: Bus = new InProcessBus()) {
     this.batches = coalesce ? new Map() : null;
+    this.bus = bus;
+    this.remote = isInProcess(bus) ? null : bus;
   }
 
   /** @internal */
   attach(uws: UwsApp): void {
     this.uws = uws;
+  }
+
+  /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
+  startBus(): void | Promise<void> {
+    return this.bus.start(this.deliver);
+  }
+
+  private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
+    if (this.uws === null) return;
+    this.flushTopic(topic);
+    this.uws.publish(topic, message, isBinary);
+  };
+
+  /** A socket published to a topic (uWS delivered it locally, except to the sender). @internal */
+  socketPublished(topic: string, message: BusMessage, isBinary: boolean): void {
+    if (this.remote !== null) this.sendToBus(topic, message, isBinary);
+  }
+
+  /** Publishes an envelope to this process's subscribers only (a socket's publish, see Socket.publish). @internal */
+  publishLocal(topic: string, message: string): boolean {
+    return this.uws !== null && this.uws.publish(topic, message, false);
+  }
+
+  /** A socket subscribed: the first local subscriber of a topic makes the bus interested. @internal */
+  subscribed(topic: string): void {
+    if (this.remote !== null && this.uws !== null && this.uws.numSubscribers(topic) === 1) this.remote.interest(topic, true);
+  }
+
+  /** A socket unsubscribed: the last one gone ends the bus's interest. @internal */
+  unsubscribed(topic: string): void {
+    if (this.remote !== null && this.uws !== null && this.uws.numSubscribers(topic) === 0) this.remote.interest(topic, false);
+  }
+
+  /**
+   * A socket closed with these topics. The counts are read on the next turn, when uWS has
+   * certainly removed the socket from its topics. @internal
+   */
+  socketClosing(closing: Iterable<string>): void {
+    if (this.remote === null) return;
+    const topics = [...closing];
+    if (topics.length === 0) return;
+    setImmediate(() => {
+      for (const topic of topics) this.unsubscribed(topic);
+    });
+  }
+
+  /** True when publishes also go to another process (worker threads, Redis, NATS). */
+  get distributed(): boolean {
+    return this.remote !== null;
+  }
+
+  private sendToBus(topic: string, message: BusMessage, isBinary: boolean): void {
+    try {
+      this.remote!.publish(topic, message, isBinary);
+    } catch {
+      // A bus must not throw (bus.ts); if one does, local delivery already happened.
+    }
   }
 
   /** @internal */
@@ -50,7 +116,10 @@ export class WsHub {
     if (this.uws === null) return false;
     const envelope = topicEnvelope(topic, event, encodeData(data));
     const batches = this.batches;
-    if (batches === null) return this.uws.publish(topic, envelope, false);
+    if (batches === null) {
+      if (this.remote !== null) this.sendToBus(topic, envelope, false);
+      return this.uws.publish(topic, envelope, false);
+    }
     const batch = batches.get(topic);
     if (batch !== undefined) batch.push(envelope);
     else {
@@ -69,6 +138,7 @@ export class WsHub {
     assertTopic(topic);
     if (this.uws === null) return false;
     this.flushTopic(topic);
+    if (this.remote !== null) this.sendToBus(topic, message, isBinary);
     return this.uws.publish(topic, message, isBinary);
   }
 
@@ -89,7 +159,9 @@ export class WsHub {
   /** One frame per topic: the envelope itself, or a JSON array of envelopes (protocol.md, "Batches"). */
   private publishBatch(topic: string, envelopes: string[]): void {
     if (this.uws === null) return;
-    this.uws.publish(topic, envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`, false);
+    const frame = envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`;
+    if (this.remote !== null) this.sendToBus(topic, frame, false);
+    this.uws.publish(topic, frame, false);
   }
 
   /** Sends everything queued (shutdown). @internal */

@@ -153,6 +153,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
             });
           },
     flushTopic: (topic) => hub.flushTopic(topic),
+    hub,
   };
   const upgradeHooks: ResponseHooks = {
     settled() {},
@@ -397,6 +398,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     close(ws, code, message) {
       const s = (ws as unknown as { socket: Socket<any> }).socket;
       const reason = Buffer.from(message).toString('utf8'); // copied: the buffer dies with the callback
+      if (hub.distributed) hub.socketClosing(s._topicsAtClose());
       s._detach();
       hub.remove(s);
       if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');

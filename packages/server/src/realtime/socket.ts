@@ -6,11 +6,24 @@ import type { UwsWebSocket } from '../uws/index.ts';
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 
+/** What a socket needs from the app's hub (hub.ts): local publishes and the bus. @internal */
+export interface SocketHub {
+  /** True when a bus other than the in-process one carries publishes to other processes. */
+  readonly distributed: boolean;
+  /** Publishes to this process's subscribers only. */
+  publishLocal(topic: string, message: string): boolean;
+  /** A socket published (already delivered locally): the bus carries it further. */
+  socketPublished(topic: string, message: string, isBinary: boolean): void;
+  subscribed(topic: string): void;
+  unsubscribed(topic: string): void;
+}
+
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
 export interface SocketPolicy {
   tooSlow(socket: Socket<any>): void;
   /** Sends the app's coalesced envelopes for `topic` now (no-op without coalescing). */
   flushTopic(topic: string): void;
+  hub: SocketHub;
 }
 
 export class Socket<Data = unknown> {
@@ -24,6 +37,7 @@ export class Socket<Data = unknown> {
   _closing = false;
   /** @internal */ _policy: SocketPolicy;
   private subscriptions = 0;
+  private tracked: Set<string> | null = null;
 
   /** @internal */
   constructor(data: Data, ip: string, policy: SocketPolicy) {
@@ -40,6 +54,14 @@ export class Socket<Data = unknown> {
   /** uWS closed the socket: never touch the uWS object again. @internal */
   _detach(): void {
     this._ws = null;
+  }
+
+  /**
+   * The topics this socket is subscribed to, kept only when a bus needs them at close (uWS
+   * refuses getTopics() inside its close callback). @internal
+   */
+  _topicsAtClose(): Iterable<string> {
+    return this.tracked ?? [];
   }
 
   /** True once close() was called or the connection is gone. */
@@ -81,16 +103,28 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws === null) return false;
     this._policy.flushTopic(topic); // what was published before this call is not for us
-    if (!ws.isSubscribed(topic)) this.subscriptions++;
-    return ws.subscribe(topic);
+    if (ws.isSubscribed(topic)) return ws.subscribe(topic);
+    this.subscriptions++;
+    const ok = ws.subscribe(topic);
+    if (this._policy.hub.distributed) {
+      (this.tracked ??= new Set()).add(topic);
+      this._policy.hub.subscribed(topic);
+    }
+    return ok;
   }
 
   unsubscribe(topic: string): boolean {
     const ws = this.live();
     if (ws === null) return false;
     this._policy.flushTopic(topic); // what was published before this call still is
-    if (ws.isSubscribed(topic)) this.subscriptions--;
-    return ws.unsubscribe(topic);
+    if (!ws.isSubscribed(topic)) return ws.unsubscribe(topic);
+    this.subscriptions--;
+    const ok = ws.unsubscribe(topic);
+    if (this._policy.hub.distributed) {
+      this.tracked?.delete(topic);
+      this._policy.hub.unsubscribed(topic);
+    }
+    return ok;
   }
 
   /** How many topics this socket is subscribed to (counted, not listed: no allocation). */
@@ -114,8 +148,15 @@ export class Socket<Data = unknown> {
     assertEventName(event);
     const ws = this.live();
     if (ws === null) return false;
-    this._policy.flushTopic(topic); // keeps the topic's order when the app coalesces
-    return ws.publish(topic, topicEnvelope(topic, event, encodeData(data)), false);
+    const policy = this._policy;
+    policy.flushTopic(topic); // keeps the topic's order when the app coalesces
+    const envelope = topicEnvelope(topic, event, encodeData(data));
+    let sent = ws.publish(topic, envelope, false);
+    // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
+    // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
+    if (!sent && this.subscriptions === 0) sent = policy.hub.publishLocal(topic, envelope);
+    if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
+    return sent;
   }
 
   /** Closes with a code and reason (a close frame; the client sees them). */

@@ -7,8 +7,6 @@ export interface Pattern {
   paramNames: string[];
   /** Segments before a trailing `*`; -1 when there is no wildcard. */
   wildcardAt: number;
-  /** Literal segments before the first `:param` or `*`. */
-  staticSegments: string[];
 }
 
 const PARAM_NAME = /^[A-Za-z_$][\w$]*$/;
@@ -17,26 +15,21 @@ export function parsePattern(path: string): Pattern {
   if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`Route path must start with "/": ${JSON.stringify(path)}`);
   const segments = path === '/' ? [] : path.slice(1).split('/');
   const paramNames: string[] = [];
-  const staticSegments: string[] = [];
   let wildcardAt = -1;
-  let dynamic = false;
   segments.forEach((seg, i) => {
     if (seg === '*') {
       if (i !== segments.length - 1) throw new TypeError(`"*" is only allowed as the last segment: ${path}`);
       wildcardAt = i;
-      dynamic = true;
     } else if (seg.startsWith(':')) {
       const name = seg.slice(1);
       if (!PARAM_NAME.test(name)) throw new TypeError(`Invalid parameter name "${name}" in ${path}`);
       if (paramNames.includes(name)) throw new TypeError(`Duplicate parameter "${name}" in ${path}`);
       paramNames.push(name);
-      dynamic = true;
     } else {
       if (seg.includes(':') || seg.includes('*')) throw new TypeError(`Invalid segment "${seg}" in ${path}`);
-      if (!dynamic) staticSegments.push(seg);
     }
   });
-  return { path, paramNames, wildcardAt, staticSegments };
+  return { path, paramNames, wildcardAt };
 }
 
 /** `/api` + `/users` → `/api/users`; `/api` + `/` → `/api`. */

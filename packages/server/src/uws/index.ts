@@ -96,6 +96,11 @@ export interface UwsApp {
   /** Selects the router (per SNI server name) that later registrations go to. */
   domain(serverName: string): UwsApp;
   close(): UwsApp;
+  /** This app's descriptor, for an acceptor app in another thread (worker threads). */
+  getDescriptor(): number;
+  /** Acceptor side: hand accepted connections to the app behind `descriptor` (round-robin). */
+  addChildAppDescriptor(descriptor: number): UwsApp;
+  removeChildAppDescriptor(descriptor: number): UwsApp;
 }
 
 export interface UwsPart {

@@ -1,0 +1,109 @@
+// AppOptions: what `new App(options)` accepts, checked once and resolved into the settings
+// every request reads. Bad values fail here, with the option's name, not at the first request.
+import { resolveCompression, type Compression, type CompressionOptions } from '../serving/compression.ts';
+import type { TlsOptions } from '../serving/tls.ts';
+import type { Bus } from '../realtime/bus/index.ts';
+import { silentLogger, type Logger } from './logger.ts';
+import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
+
+export interface AppOptions {
+  /**
+   * Largest request body in bytes; 413 past it. Default 1 MiB. JSON parsing holds the event
+   * loop for up to ~50 ms per MiB (docs/request.md, "Body limits and their cost"): raise it
+   * per route, not here.
+   */
+  bodyLimit?: number;
+  /** Secret(s) for signed cookies. The first signs; all verify (rotation). */
+  cookieSecret?: string | string[];
+  /** How far to trust X-Forwarded-For / X-Forwarded-Proto. Default false. */
+  trustProxy?: TrustProxy;
+  /** pino-compatible logger. Default: silent. */
+  logger?: Logger;
+  /** Milliseconds before a request nobody answered gets 503. Default 30 000; 0 disables. */
+  requestTimeout?: number;
+  /**
+   * Largest request head (request line + headers) uWS accepts; 431 past it. Process-wide:
+   * the first App sets it. Default 16 KiB (uWS alone: 4 KiB).
+   */
+  maxHeaderSize?: number;
+  /** `/users/` vs `/users`: 'ignore' (both match, default), 'strict', or 'redirect' (308 to the declared form). */
+  trailingSlash?: 'ignore' | 'strict' | 'redirect';
+  /** Include error messages and stacks in 500 answers. Default: NODE_ENV === 'development'. */
+  exposeErrors?: boolean;
+  /** Compress responses (brotli/gzip) for every route; routes override with `compress`. Default off. */
+  compression?: boolean | CompressionOptions;
+  /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
+  tls?: TlsOptions;
+  /**
+   * Coalesce `app.publish()` calls: the envelopes published to a topic within one event-loop
+   * iteration go out as one frame, a JSON array (docs/protocol.md, "Batches"). Per-topic
+   * order is kept. Clients must understand batches (`@tachyon/client` does). Default false.
+   */
+  coalescePublishes?: boolean;
+  /**
+   * Where publishes go beyond this process: worker threads, Redis, NATS (docs/realtime.md,
+   * "Buses"). Default: the in-process bus (nothing beyond this process).
+   */
+  bus?: Bus;
+}
+
+export interface ListenOptions {
+  port?: number;
+  host?: string;
+  /**
+   * Close gracefully on SIGTERM and SIGINT (or the signals listed), then re-raise the
+   * signal so the process ends the way it would have. Default false.
+   */
+  signals?: boolean | NodeJS.Signals[];
+  /** Grace period for signal-triggered shutdowns, in ms. Default 10 000. */
+  shutdownTimeout?: number;
+}
+
+export interface ResolvedOptions {
+  settings: Settings;
+  trailingSlash: 'ignore' | 'strict' | 'redirect';
+  maxHeaderSize: number | undefined;
+  compression: Compression | null;
+  tls: TlsOptions | undefined;
+  coalescePublishes: boolean;
+  bus: Bus | undefined;
+}
+
+export function resolveAppOptions(options: AppOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError('App options must be an object');
+  const o = options;
+  if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit >= 0)) throw new TypeError('bodyLimit must be a non-negative integer');
+  if (o.requestTimeout !== undefined && !(Number.isFinite(o.requestTimeout) && o.requestTimeout >= 0)) throw new TypeError('requestTimeout must be >= 0 ms');
+  if (o.maxHeaderSize !== undefined && !(Number.isInteger(o.maxHeaderSize) && o.maxHeaderSize >= 1024 && o.maxHeaderSize <= 1 << 20)) {
+    throw new TypeError('maxHeaderSize must be an integer from 1024 to 1048576 bytes');
+  }
+  if (o.trailingSlash !== undefined && !['ignore', 'strict', 'redirect'].includes(o.trailingSlash)) throw new TypeError("trailingSlash must be 'ignore', 'strict' or 'redirect'");
+  const secrets = o.cookieSecret === undefined ? [] : Array.isArray(o.cookieSecret) ? o.cookieSecret : [o.cookieSecret];
+  if (secrets.some((s) => typeof s !== 'string' || s.length === 0)) throw new TypeError('cookieSecret must be a non-empty string or array of them');
+  if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean') throw new TypeError('coalescePublishes must be a boolean');
+  const tp = o.trustProxy ?? false;
+  if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
+  const settings: Settings = {
+    bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    cookieSecrets: secrets,
+    trustProxy: tp,
+    logger: o.logger ?? silentLogger,
+    requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
+    exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
+    draining: false,
+  };
+  if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+  const bus = o.bus;
+  if (bus !== undefined && (typeof bus !== 'object' || bus === null || typeof bus.publish !== 'function' || typeof bus.interest !== 'function' || typeof bus.start !== 'function' || typeof bus.close !== 'function')) {
+    throw new TypeError('bus must implement start, publish, interest and close');
+  }
+  return {
+    settings,
+    trailingSlash: o.trailingSlash ?? 'ignore',
+    maxHeaderSize: o.maxHeaderSize,
+    compression: resolveCompression(o.compression, null),
+    tls: o.tls,
+    coalescePublishes: o.coalescePublishes ?? false,
+    bus,
+  };
+}

@@ -1,0 +1,95 @@
+// A running server: listening on a socket (or fed by an acceptor in another thread), and its
+// graceful close: stop accepting, let in-flight requests finish, ask WebSockets to go (1001),
+// then close the bus, the uWS app and run the onClose hooks.
+import type { InflightTracker } from '../http/tracker.ts';
+import type { WsHub } from '../realtime/hub.ts';
+import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
+import type { Settings } from './settings.ts';
+import { loadUws, type UwsApp, type UwsListenSocket } from '../uws/index.ts';
+
+export interface Server {
+  readonly port: number;
+  readonly host: string;
+  /** Stops accepting, lets in-flight requests finish (up to `timeout` ms, default 10 s), then closes every connection. */
+  close(options?: { timeout?: number }): Promise<void>;
+}
+
+/** uWS refused the listen socket (address in use or not available). */
+export class ListenError extends Error {}
+
+/** What a running server needs from its app. */
+export interface Running {
+  readonly settings: Settings;
+  readonly hub: WsHub;
+  readonly tracker: InflightTracker;
+  readonly uws: UwsApp;
+  /** Run after everything else closed, in order; a throwing hook is logged. */
+  readonly closeHooks: readonly (() => unknown)[];
+}
+
+/** Listens on host:port with an exclusive port (no silent SO_REUSEPORT sharing). */
+export function listenSocket(uws: UwsApp, host: string, port: number): Promise<UwsListenSocket> {
+  return new Promise((resolve, reject) => {
+    // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port
+    // would silently share its traffic instead of failing.
+    uws.listen(host, port, loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new ListenError(`Could not listen on ${host}:${port} (address in use or not available)`));
+    });
+  });
+}
+
+/** The Server handle; `socket` is null when an acceptor in another thread feeds this app. */
+export function makeServer(run: Running, socket: UwsListenSocket | null, host: string, port: number): Server {
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    host,
+    close: (options = {}) => (closing ??= shutDown(run, socket, options.timeout ?? 10_000)),
+  };
+}
+
+async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: number): Promise<void> {
+  const logger = run.settings.logger;
+  if (socket !== null) loadUws().us_listen_socket_close(socket);
+  run.settings.draining = true;
+  // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
+  const sockets = run.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    run.tracker.whenIdle().then(() => false),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
+  ]);
+  clearTimeout(timer);
+  if (timedOut) {
+    logger.warn({ inflight: run.tracker.size }, 'close timeout: dropping in-flight requests');
+    run.tracker.destroyAll();
+  }
+  await sockets;
+  try {
+    await run.hub.bus.close();
+  } catch (err) {
+    logger.error({ err }, 'bus close failed');
+  }
+  run.uws.close();
+  for (const hook of run.closeHooks) {
+    try {
+      await hook();
+    } catch (err) {
+      logger.error({ err }, 'onClose hook failed');
+    }
+  }
+}
+
+/** Closes gracefully on these signals, then re-raises the signal so the process ends as it would have. */
+export function closeOnSignals(server: Server, signals: NodeJS.Signals[], timeout: number, settings: Settings): () => void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    for (const s of signals) process.removeListener(s, onSignal);
+    settings.logger.info({ signal }, 'shutting down');
+    void server.close({ timeout }).then(() => process.kill(process.pid, signal));
+  };
+  for (const s of signals) process.on(s, onSignal);
+  return () => {
+    for (const s of signals) process.removeListener(s, onSignal);
+  };
+}

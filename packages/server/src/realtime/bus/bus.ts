@@ -1,0 +1,33 @@
+// Buses: how publishes reach subscribers beyond this process's uWS instance (other worker
+// threads, other servers through Redis or NATS). The hub always delivers to local
+// subscribers itself, through uWS's C++ pub/sub; a bus only carries the same bytes to the
+// others, and brings theirs back. With the default in-process bus there are no others:
+// nothing extra happens on a publish (docs/realtime.md, "Buses").
+export type BusMessage = string | Uint8Array | ArrayBuffer;
+
+/** Delivers a message that came from the bus to this process's subscribers of `topic`. */
+export type BusDelivery = (topic: string, message: BusMessage, isBinary: boolean) => void;
+
+/**
+ * A pub/sub transport between Tachyon processes. Experimental: the interface that
+ * `@tachyon/redis`, `@tachyon/nats` and worker-thread clustering implement.
+ */
+export interface Bus {
+  /** Called once when the app starts, with the function that hands incoming messages to local subscribers. */
+  start(deliver: BusDelivery): void | Promise<void>;
+  /**
+   * This process published `message` (already delivered locally): send it to the others.
+   * Synchronous and non-blocking: queue it if the transport is busy. Never throws.
+   */
+  publish(topic: string, message: BusMessage, isBinary: boolean): void;
+  /**
+   * Local interest changed: `true` when `topic` got its first subscriber in this process,
+   * `false` when its last one left. A bus subscribes to a topic's channel only while
+   * interested, so traffic nobody here watches never arrives.
+   */
+  interest(topic: string, interested: boolean): void;
+  /** Subscribers of `topic` on the whole bus, when the transport can tell (else undefined). */
+  subscribers?(topic: string): number | undefined;
+  /** Stops: unsubscribes and disconnects. Called when the app closes, after its sockets. */
+  close(): void | Promise<void>;
+}

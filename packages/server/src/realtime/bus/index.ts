@@ -1,0 +1,2 @@
+export type { Bus, BusDelivery, BusMessage } from './bus.ts';
+export { InProcessBus, isInProcess } from './in-process.ts';
