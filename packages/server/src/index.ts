@@ -19,7 +19,7 @@ export type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, Next, Not
 export type { ClientOptions } from './serving/client-bundle.ts';
 export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from './serving/static/index.ts';
 export { Socket, type SendResult } from './realtime/socket.ts';
-export type { WsBehavior, WsEvent } from './realtime/route.ts';
+export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
 export { TERMINAL_CLOSE_CODES } from './realtime/protocol.ts';
 export type { MultipartLimits, MultipartPart } from './http/io/multipart.ts';
 export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index.ts';

@@ -7,7 +7,7 @@ import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../serving/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
-import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/route.ts';
+import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import type { Logger } from './logger.ts';
 import { pickFreePort } from './free-port.ts';
 import { parsePattern } from '../routing/path.ts';

@@ -11,7 +11,8 @@ import type { Router } from '../routing/router.ts';
 import { resolveCompression, type Compression } from '../serving/compression.ts';
 import { withTlsFiles, type TlsOptions } from '../serving/tls.ts';
 import type { WsHub } from '../realtime/hub.ts';
-import { compileWsRoute, type WsRouteSpec } from '../realtime/route.ts';
+import type { WsRouteSpec } from '../realtime/behavior.ts';
+import { compileWsRoute } from '../realtime/route.ts';
 import type { Settings } from './settings.ts';
 import { loadUws, type UwsApp, type UwsHandler, type UwsRequest, type UwsResponse, type UwsWebSocketBehavior } from '../uws/index.ts';
 

@@ -1,0 +1,96 @@
+// A WebSocket route as declared: the behavior object users pass to `app.ws()`, and its
+// options checked when the route is declared (some bad values would terminate the uWS core).
+import type { Request } from '../http/io/request.ts';
+import type { Infer, Schema } from '../http/validation.ts';
+import type { Pattern } from '../routing/path.ts';
+import { isValidEventName } from './protocol.ts';
+import type { Socket } from './socket.ts';
+
+export interface WsEvent<Data, S> {
+  /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
+  schema?: S;
+  /** Its return value (or resolved promise) is the reply to a request that carried a `ref`. */
+  handler(ws: Socket<Data>, data: S extends Schema ? Infer<S> : unknown): unknown;
+}
+
+export interface WsBehavior<Data, E> {
+  /**
+   * Decides the upgrade from the HTTP request (headers, cookies, query, ip): return the
+   * socket's data, `false` for 401, or throw an HttpError. May be async.
+   */
+  upgrade?: (req: Request) => Data | false | Promise<Data | false>;
+  /** Browser origins allowed to connect: '*', a list, or a predicate. Default: same origin as Host. */
+  allowedOrigins?: '*' | string[] | ((origin: string, req: Request) => boolean);
+  open?(ws: Socket<Data>): unknown;
+  /** Authorizes subscriptions asked for by the client. Default: every valid, non-reserved topic. */
+  subscribe?(ws: Socket<Data>, topic: string): boolean | Promise<boolean>;
+  /** Client events (`{"type":"event",…}`), by name. */
+  events?: { [K in keyof E]: WsEvent<Data, E[K]> };
+  /** Frames that are not protocol frames: binary, or text not starting with `{"type":"`. The ArrayBuffer is valid only during the call. */
+  message?(ws: Socket<Data>, data: ArrayBuffer, isBinary: boolean): unknown;
+  /** The socket's send buffer drained below maxBackpressure. */
+  drain?(ws: Socket<Data>): unknown;
+  close?(ws: Socket<Data>, code: number, reason: string): unknown;
+  /** Largest message in bytes; larger ones close the socket with 1009. Default 64 KiB. */
+  maxPayloadLength?: number;
+  /** Seconds without traffic before the socket is closed (0 disables, else 8–960). Default 120. */
+  idleTimeout?: number;
+  /** Bytes a socket may have queued before its messages are dropped. Default 1 MiB. */
+  maxBackpressure?: number;
+  /** Over maxBackpressure: 'close' the socket with 4429 (default) or 'drop' the messages. */
+  backpressure?: 'close' | 'drop';
+  /** permessage-deflate with a shared compressor. Default false. */
+  compression?: boolean;
+  /** Minutes before a socket is closed regardless of activity (0 disables, max 240). Default 0. */
+  maxLifetime?: number;
+  /** uWS sends pings so idle connections stay alive within idleTimeout. Default true. */
+  sendPingsAutomatically?: boolean;
+  /**
+   * Most topics one socket may be subscribed to through `subscribe` frames; past it they are
+   * `denied` with reason `too many subscriptions`. Server-side `ws.subscribe()` is not limited
+   * (but counts). Default 1000.
+   */
+  maxSubscriptions?: number;
+}
+
+export interface WsRouteSpec {
+  pattern: Pattern;
+  behavior: WsBehavior<any, any>;
+}
+
+export interface Limits {
+  maxSubscriptions: number;
+  maxPayloadLength: number;
+  idleTimeout: number;
+  maxBackpressure: number;
+  maxLifetime: number;
+}
+
+/** Checks options when the route is declared: some bad values terminate the uWS core. */
+export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
+  if (typeof b !== 'object' || b === null) throw new TypeError(`ws ${path}: behavior must be an object`);
+  const fail = (msg: string) => {
+    throw new TypeError(`ws ${path}: ${msg}`);
+  };
+  const maxPayloadLength = b.maxPayloadLength ?? 64 * 1024;
+  if (!Number.isInteger(maxPayloadLength) || maxPayloadLength < 1 || maxPayloadLength > 64 * 1024 * 1024) fail('maxPayloadLength must be an integer from 1 to 67108864');
+  const idleTimeout = b.idleTimeout ?? 120;
+  if (!Number.isInteger(idleTimeout) || !(idleTimeout === 0 || (idleTimeout >= 8 && idleTimeout <= 960))) fail('idleTimeout must be 0 or an integer from 8 to 960 seconds');
+  const maxBackpressure = b.maxBackpressure ?? 1024 * 1024;
+  if (!Number.isInteger(maxBackpressure) || maxBackpressure < 1024 || maxBackpressure > 1024 * 1024 * 1024) fail('maxBackpressure must be an integer from 1024 to 1073741824 bytes');
+  const maxLifetime = b.maxLifetime ?? 0;
+  if (!Number.isInteger(maxLifetime) || maxLifetime < 0 || maxLifetime > 240) fail('maxLifetime must be an integer from 0 to 240 minutes');
+  if (b.backpressure !== undefined && b.backpressure !== 'close' && b.backpressure !== 'drop') fail("backpressure must be 'close' or 'drop'");
+  const maxSubscriptions = b.maxSubscriptions ?? 1000;
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1 || maxSubscriptions > 1_000_000) fail('maxSubscriptions must be an integer from 1 to 1000000');
+  const o = b.allowedOrigins;
+  if (o !== undefined && o !== '*' && typeof o !== 'function' && !(Array.isArray(o) && o.every((x) => typeof x === 'string'))) fail("allowedOrigins must be '*', a list of origins or a function");
+  for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
+    if (b[hook] !== undefined && typeof b[hook] !== 'function') fail(`${hook} must be a function`);
+  }
+  for (const [name, def] of Object.entries(b.events ?? {})) {
+    if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
+    if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);
+  }
+  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions };
+}

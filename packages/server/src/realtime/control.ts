@@ -1,0 +1,142 @@
+// Control frames (docs/protocol.md): text frames starting with `{"type":"` are Tachyon's own
+// protocol: subscribe / unsubscribe (with the route's authorization and the per-socket
+// subscription limit), events with replies, ping. Compiled once per route; the returned
+// function runs per control frame and builds no closure on the synchronous path.
+import { HttpError, ValidationError } from '../http/errors.ts';
+import { compileValidator, type Schema, type Validator } from '../http/validation.ts';
+import type { Logger } from '../app/logger.ts';
+import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
+import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
+import type { Socket } from './socket.ts';
+
+interface CompiledEvent {
+  validate: Validator | null;
+  handler: (ws: Socket<any>, data: unknown) => unknown;
+}
+
+/** Handles one control frame (its bytes are valid only during the call). */
+export type ControlHandler = (s: Socket<any>, bytes: Uint8Array) => void;
+
+const decoder = new TextDecoder();
+/** Bounds the work one subscribe frame can ask for. */
+const MAX_TOPICS_PER_FRAME = 1000;
+/** The `denied` reason past `maxSubscriptions` (docs/protocol.md). */
+const TOO_MANY = 'too many subscriptions';
+
+/** Sends a protocol answer; corked when it happens outside a uWS callback. */
+function answer(s: Socket<any>, text: string, async: boolean): void {
+  if (s.closed) return;
+  if (async) s.cork(() => s._send(text, false));
+  else s._send(text, false);
+}
+
+export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger): ControlHandler {
+  const events = new Map<string, CompiledEvent>();
+  for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
+    events.set(name, { validate: def.schema ? compileValidator('body', def.schema) : null, handler: def.handler as CompiledEvent['handler'] });
+  }
+
+  const maxSubscriptions = limits.maxSubscriptions;
+  const overSubscribed = (s: Socket<any>, topic: string) => s.subscriptionCount >= maxSubscriptions && !s.isSubscribed(topic);
+
+  const subscribeOne = (s: Socket<any>, topic: unknown, ref: number | undefined): Promise<void> | undefined => {
+    if (!isValidTopic(topic)) return void answer(s, deniedFrame(topic, ref, 'invalid topic'), false);
+    if (topic.startsWith(RESERVED_PREFIX)) return void answer(s, deniedFrame(topic, ref, 'reserved topic'), false);
+    if (overSubscribed(s, topic)) return void answer(s, deniedFrame(topic, ref, TOO_MANY), false);
+    const finish = (allowed: unknown, async: boolean) => {
+      if (s.closed) return;
+      // Checked again: several async subscribe hooks may have been pending at once.
+      if (allowed === true && overSubscribed(s, topic)) answer(s, deniedFrame(topic, ref, TOO_MANY), async);
+      else if (allowed === true) {
+        s.subscribe(topic);
+        answer(s, subscribedFrame(topic, ref), async);
+      } else answer(s, deniedFrame(topic, ref, 'not allowed'), async);
+    };
+    if (!b.subscribe) return void finish(true, false);
+    let allowed: boolean | Promise<boolean>;
+    try {
+      allowed = b.subscribe(s, topic);
+    } catch (err) {
+      log.error({ err, topic }, 'websocket subscribe hook failed');
+      return void answer(s, deniedFrame(topic, ref, 'error'), false);
+    }
+    if (!(allowed instanceof Promise)) return void finish(allowed, false);
+    return allowed.then(
+      (ok) => finish(ok, true),
+      (err) => {
+        log.error({ err, topic }, 'websocket subscribe hook failed');
+        answer(s, deniedFrame(topic, ref, 'error'), true);
+      },
+    );
+  };
+
+  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean) => {
+    if (err instanceof ValidationError) return answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
+    if (err instanceof HttpError && err.expose) return answer(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
+    log.error({ err }, 'websocket event handler failed');
+    answer(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
+  };
+
+  const runEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined) => {
+    const ev = typeof name === 'string' ? events.get(name) : undefined;
+    if (ev === undefined) {
+      log.debug({ event: name }, 'websocket: unknown event');
+      return answer(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
+    }
+    const reply = (value: unknown, async: boolean) => {
+      if (ref === undefined) return;
+      let json: string | undefined;
+      try {
+        json = encodeData(value);
+      } catch (err) {
+        return eventError(s, ref, err, async);
+      }
+      answer(s, replyFrame(ref, json), async);
+    };
+    try {
+      const checked = ev.validate ? ev.validate(data) : data;
+      if (checked instanceof Promise) {
+        checked.then((v) => Promise.resolve(ev.handler(s, v))).then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+        return;
+      }
+      const out = ev.handler(s, checked);
+      if (out instanceof Promise) out.then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+      else reply(out, false);
+    } catch (err) {
+      eventError(s, ref, err, false);
+    }
+  };
+
+  return (s, bytes) => {
+    let frame: Record<string, unknown>;
+    try {
+      frame = JSON.parse(decoder.decode(bytes));
+    } catch {
+      return answer(s, errorFrame(undefined, 'BAD_FRAME', 'Malformed JSON'), false);
+    }
+    const ref = readRef(frame.ref);
+    switch (frame.type) {
+      case 'subscribe': {
+        const topics = frame.topics !== undefined ? frame.topics : [frame.topic];
+        if (!Array.isArray(topics) || topics.length > MAX_TOPICS_PER_FRAME) return answer(s, errorFrame(ref, 'BAD_FRAME', 'topics must be an array of at most 1000 topics'), false);
+        for (const topic of topics) subscribeOne(s, topic, ref);
+        return;
+      }
+      case 'unsubscribe': {
+        const topics = frame.topics !== undefined ? frame.topics : [frame.topic];
+        if (!Array.isArray(topics)) return answer(s, errorFrame(ref, 'BAD_FRAME', 'topics must be an array'), false);
+        for (const topic of topics) {
+          if (typeof topic === 'string') s.unsubscribe(topic);
+          if (ref !== undefined) answer(s, unsubscribedFrame(String(topic), ref), false);
+        }
+        return;
+      }
+      case 'event':
+        return runEvent(s, frame.event, frame.data, ref);
+      case 'ping':
+        return answer(s, pongFrame(ref), false);
+      default:
+        return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
+    }
+  };
+}

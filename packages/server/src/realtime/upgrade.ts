@@ -1,0 +1,111 @@
+// The HTTP side of a WebSocket route: the upgrade request is checked (framing, protocol
+// version, origin), the app's `upgrade(req)` decides (sync or async), then uWS upgrades.
+import { framingProblem, refuseFraming } from '../http/framing.ts';
+import { defaultErrorHandler, readParams } from '../http/compile-route.ts';
+import { HttpError } from '../http/errors.ts';
+import { Request, resolveClientIp } from '../http/io/request.ts';
+import { Response, type ResponseHooks } from '../http/io/response.ts';
+import type { Settings } from '../app/settings.ts';
+import { asciiText, type UwsWebSocketBehavior } from '../uws/index.ts';
+import type { WsBehavior, WsRouteSpec } from './behavior.ts';
+import { refuseWsVersion } from './handshake.ts';
+import { Socket, type SocketPolicy } from './socket.ts';
+
+/** What uWS hands to `open` as the socket's user data. */
+export interface UpgradeData {
+  socket: Socket<any>;
+  /** The upgrade finished outside its callback (async `upgrade` hook): see `open` in route.ts. */
+  deferOpen: boolean;
+}
+
+/** Builds the uWS `upgrade` handler for one route (once, at startup). */
+export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean): NonNullable<UwsWebSocketBehavior['upgrade']> {
+  const b = spec.behavior;
+  const log = settings.logger;
+  const hooks: ResponseHooks = {
+    settled() {},
+    fail(err, req: Request, res: Response) {
+      defaultErrorHandler(err, req, res, settings);
+    },
+    compression: null,
+    dedup: null,
+  };
+  const paramNames = spec.pattern.paramNames;
+  const wildcardAt = spec.pattern.wildcardAt;
+  const hasParams = paramNames.length > 0 || wildcardAt !== -1;
+  const origins = b.allowedOrigins;
+  const staticOrigins = typeof origins === 'function' ? undefined : origins;
+  const direct = b.upgrade === undefined && typeof origins !== 'function';
+
+  return (ures, ureq, context) => {
+    const framing = framingProblem(ureq);
+    if (framing !== null) return refuseFraming(ures, ureq, framing, log);
+    if (refuseWsVersion(ures, ureq, log)) return;
+    if (direct) {
+      // No upgrade hook and no origin callback: nothing needs a Request, so none is built
+      // (less garbage per connection). A refused origin takes the full path below.
+      const origin = ureq.getHeader('origin');
+      if (origin === '' || originMatches(staticOrigins, origin, ureq.getHeader('host') || undefined)) {
+        const ip = resolveClientIp(asciiText(ures.getRemoteAddressAsText()), ureq.getHeader('x-forwarded-for') || undefined, settings.trustProxy);
+        const data: UpgradeData = { socket: new Socket(undefined, ip, policy), deferOpen: false };
+        ures.upgrade(data, ureq.getHeader('sec-websocket-key'), ureq.getHeader('sec-websocket-protocol'), ureq.getHeader('sec-websocket-extensions'), context);
+        return;
+      }
+    }
+    const res = new Response(ures, settings, hooks, false, tls);
+    const req = new Request(ureq, res, 'GET', settings, 0);
+    res._bind(req);
+    // The uWS request dies with this callback: copy the handshake headers now.
+    const key = ureq.getHeader('sec-websocket-key');
+    const protocol = ureq.getHeader('sec-websocket-protocol');
+    const extensions = ureq.getHeader('sec-websocket-extensions');
+    const finish = (decided: unknown, async: boolean) => {
+      if (res.finished) return; // the client left during an async upgrade
+      if (decided === false) return hooks.fail(new HttpError(401, 'Unauthorized'), req, res);
+      const data: UpgradeData = { socket: new Socket(decided, req.ip, policy), deferOpen: async };
+      res._handOver(); // handed over to uWS: the HTTP response must not be touched again
+      ures.cork(() => ures.upgrade(data, key, protocol, extensions, context));
+    };
+    try {
+      req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : {}) as never;
+      if (!originAllowed(b.allowedOrigins, req)) {
+        log.warn({ origin: req._header('origin'), host: req._header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
+        throw new HttpError(403, 'Origin not allowed');
+      }
+      const decided = b.upgrade ? b.upgrade(req) : undefined;
+      if (!(decided instanceof Promise)) {
+        res._leaveCallback(); // upgrade() corks by itself
+        return finish(decided, false);
+      }
+      req._snapshot();
+      res._leaveCallback();
+      ures.onAborted(() => res._abort());
+      decided.then(
+        (data) => finish(data, true),
+        (err) => hooks.fail(err, req, res),
+      );
+    } catch (err) {
+      res._leaveCallback();
+      hooks.fail(err, req, res);
+    }
+  };
+}
+
+/** Browsers send Origin on every WebSocket handshake; other clients usually don't. */
+function originAllowed(policy: WsBehavior<any, any>['allowedOrigins'], req: Request): boolean {
+  const origin = req._header('origin');
+  if (origin === undefined) return true;
+  if (typeof policy === 'function') return policy(origin, req) === true;
+  return originMatches(policy, origin, req._header('host'));
+}
+
+/** '*', a list, or (default) same origin as the Host header. */
+function originMatches(policy: '*' | string[] | undefined, origin: string, host: string | undefined): boolean {
+  if (policy === '*') return true;
+  if (Array.isArray(policy)) return policy.includes(origin);
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
