@@ -20,7 +20,7 @@ import type { UwsHandler, UwsRequest, UwsResponse } from '../uws/index.ts';
 import type { Compression } from '../serving/compression.ts';
 import type { DedupTable } from '../serving/dedup.ts';
 import type { Schema } from './validation.ts';
-import { framingProblem, refuseFraming } from './framing.ts';
+import { framingProblemIn, headersOfFramedRequest, refuseFraming } from './framing.ts';
 import { composeChain } from './chain.ts';
 import { CompiledRoute, type Tracker } from './route-context.ts';
 
@@ -73,12 +73,17 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
   const method = head ? 'HEAD' : fixedMethod;
 
   return (ures: UwsResponse, ureq: UwsRequest) => {
-    const framing = framingProblem(ureq);
-    if (framing !== null) return refuseFraming(ures, ureq, framing, settings.logger);
+    // A request with a body: its headers are collected now, checked for ambiguous framing
+    // (before any handler runs), and kept by the request.
+    const headers = headersOfFramedRequest(ureq);
+    if (headers !== undefined) {
+      const problem = framingProblemIn(headers);
+      if (problem !== null) return refuseFraming(ures, ureq, problem, settings.logger);
+    }
     const m = method ?? ureq.getCaseSensitiveMethod();
     // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
     const res = new Response(ures, settings, route, head || m === 'HEAD', tls);
-    const req = new Request(ureq, res, m, settings, bodyLimit, routePath);
+    const req = new Request(ureq, res, m, settings, bodyLimit, routePath, headers);
     res._bind(req);
     try {
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;

@@ -4,36 +4,38 @@
 // difference lets a request hide inside another one's body (request smuggling). So a request
 // whose framing two parsers could disagree on is refused before any handler runs: 400, and
 // the connection closed, and nothing parsed after it on that connection runs.
+//
+// uWS's getHeader returns only the first of repeated headers, so repeats are found in the
+// collected header record, where they are joined with ", ": "0, 33" is not a number, and
+// "chunked, chunked" is not "chunked". Requests without either header (most GETs) pay two
+// header lookups; requests with one pay one walk over their headers, which they would pay
+// anyway when they go async to read the body (the request keeps the record).
 import type { UwsRequest, UwsResponse } from '../uws/index.ts';
 import type { Logger } from '../app/logger.ts';
+import { collectHeaders } from './io/request-headers.ts';
 
 const DIGITS = /^\d{1,15}$/;
 
-// forEach needs a callback: one module-level function and counters instead of a closure.
-let contentLengths = 0;
-let transferEncodings = 0;
-function countFramingHeaders(key: string): void {
-  if (key === 'content-length') contentLengths++;
-  else if (key === 'transfer-encoding') transferEncodings++;
+/** The request's headers when it declares a body (Content-Length or Transfer-Encoding), else undefined. */
+export function headersOfFramedRequest(ureq: UwsRequest): Record<string, string> | undefined {
+  if (ureq.getHeader('content-length') === '' && ureq.getHeader('transfer-encoding') === '') return undefined;
+  return collectHeaders(ureq);
 }
 
-/**
- * Why this request's framing is ambiguous, or null when it is fine. Costs two header lookups
- * for requests that carry neither header (most GETs), one header walk when they do.
- */
-export function framingProblem(ureq: UwsRequest): string | null {
-  const cl = ureq.getHeader('content-length');
-  const te = ureq.getHeader('transfer-encoding');
-  if (cl === '' && te === '') return null;
-  if (cl !== '' && te !== '') return 'both Content-Length and Transfer-Encoding';
-  if (cl !== '' && !DIGITS.test(cl)) return 'a Content-Length that is not a single number';
-  if (te !== '' && te.toLowerCase() !== 'chunked') return 'a Transfer-Encoding other than "chunked"';
-  contentLengths = 0;
-  transferEncodings = 0;
-  ureq.forEach(countFramingHeaders);
-  if (contentLengths > 1) return 'repeated Content-Length headers';
-  if (transferEncodings > 1) return 'repeated Transfer-Encoding headers';
+/** Why these headers frame the body ambiguously, or null when they are fine. */
+export function framingProblemIn(headers: Record<string, string>): string | null {
+  const cl = headers['content-length'];
+  const te = headers['transfer-encoding'];
+  if (cl !== undefined && te !== undefined) return 'both Content-Length and Transfer-Encoding';
+  if (cl !== undefined && !DIGITS.test(cl)) return cl.includes(',') ? 'repeated or listed Content-Length' : 'a Content-Length that is not a number';
+  if (te !== undefined && te.toLowerCase() !== 'chunked') return te.includes(',') ? 'repeated or listed Transfer-Encoding' : 'a Transfer-Encoding other than "chunked"';
   return null;
+}
+
+/** Why this request's framing is ambiguous, or null when it is fine (for callers that do not keep the headers). */
+export function framingProblem(ureq: UwsRequest): string | null {
+  const headers = headersOfFramedRequest(ureq);
+  return headers === undefined ? null : framingProblemIn(headers);
 }
 
 /**

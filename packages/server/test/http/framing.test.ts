@@ -60,10 +60,11 @@ describe('framing guard', () => {
 
   test('well-framed requests work, with keep-alive across them', async () => {
     const chunked = post('Transfer-Encoding: chunked', '3\r\nabc\r\n0\r\n\r\n');
+    const upper = post('Transfer-Encoding: Chunked', '2\r\nab\r\n0\r\n\r\n'); // a token: case-insensitive
     const sized = post('Content-Length: 5', 'hello');
-    const raw = await rawRequest(running.port, chunked + sized + 'GET /canary HTTP/1.1\r\nHost: x\r\n\r\n', { until: /canary$/ });
-    assert.equal(raw.match(/HTTP\/1\.1 200 OK/g)?.length, 3, raw);
-    assert.match(raw, /got 3[\s\S]*got 5[\s\S]*canary/);
+    const raw = await rawRequest(running.port, chunked + upper + sized + 'GET /canary HTTP/1.1\r\nHost: x\r\n\r\n', { until: /canary$/ });
+    assert.equal(raw.match(/HTTP\/1\.1 200 OK/g)?.length, 4, raw);
+    assert.match(raw, /got 3[\s\S]*got 2[\s\S]*got 5[\s\S]*canary/);
     canary = 0;
   });
 
@@ -108,6 +109,13 @@ describe('parser limits inherited from uWS (documented in docs/server.md)', () =
   test('a bare CR in a header is never answered (held until the idle timeout)', async () => {
     const raw = await rawRequest(running.port, 'GET /h HTTP/1.1\r\nHost: x\r\nX-Test: a\rb\r\n\r\n', { timeout: 800 });
     assert.equal(raw, '');
+  });
+
+  test('an empty Content-Length is not seen (reads as absent), so one before a real one frames no body', async () => {
+    // Documented limit: uWS's getHeader returns "" for an empty header as for a missing one,
+    // and walking every request's headers to tell them apart would cost every GET.
+    const raw = await rawRequest(running.port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \r\nContent-Length: 27\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n', { until: /ok$/ });
+    assert.match(raw, /got 0[\s\S]*HTTP\/1\.1 200 OK[\s\S]*ok$/);
   });
 
   test('bytes >= 0x80 at the ends of a header value are trimmed', async () => {

@@ -15,7 +15,7 @@ const app = new App();
 app.get('/big', async (req, res) => {
   await new Promise((r) => setTimeout(r, 5));
   const body = Buffer.alloc(900 * 1024, 97);
-  refs.push(new WeakRef(res), new WeakRef(req), new WeakRef(body));
+  refs.push(new WeakRef(res), new WeakRef(req), new WeakRef(body), new WeakRef(req.headers));
   res.send(body);
 });
 const server = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -29,10 +29,10 @@ console.log(JSON.stringify({ size, alive: refs.map((w) => w.deref() !== undefine
 await server.close({ timeout: 100 });
 `;
 
-test('an async response and its 900 KiB body are collectable right after the request', () => {
+test('an async response, its 900 KiB body and the request\'s headers are collectable right after the request', () => {
   const out = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', SCRIPT], { encoding: 'utf8', timeout: 20_000 });
   assert.equal(out.status, 0, out.stderr);
   const { size, alive } = JSON.parse(out.stdout.trim().split('\n').pop()!);
   assert.equal(size, 900 * 1024);
-  assert.deepEqual(alive, [false, false, false], 'response, request and body all collected');
+  assert.deepEqual(alive, [false, false, false, false], 'response, request, body and header record all collected');
 });

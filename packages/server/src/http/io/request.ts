@@ -7,6 +7,7 @@ import { HttpError } from '../errors.ts';
 import { dict } from '../../util/dict.ts';
 import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
+import { collectHeaders } from './request-headers.ts';
 import type { Response } from './response.ts';
 import type { AppView, Settings } from '../../app/settings.ts';
 import type { Get, RouteTypes } from '../route-types.ts';
@@ -34,7 +35,7 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _settings: Settings;
   /** @internal */ _path: string | undefined = undefined;
   /** @internal */ _rawQuery: string | undefined = undefined;
-  /** @internal */ _headers: Record<string, string> | undefined = undefined;
+  /** All headers, once collected (at once for requests with a body: see framing.ts). @internal */ _headers: Record<string, string> | undefined;
   /** @internal */ _query: unknown = undefined;
   /** @internal */ _cookies: unknown = undefined;
   /** @internal */ _signedCookies: Record<string, string> | undefined = undefined;
@@ -47,8 +48,9 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _locals: Locals | undefined = undefined;
 
   /** @internal */
-  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number, route = '') {
+  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number, route = '', headers?: Record<string, string>) {
     this._uws = uws;
+    this._headers = headers;
     this._res = res;
     this.method = method;
     this.route = route;
@@ -266,20 +268,6 @@ export class Request<T extends RouteTypes = {}> {
     const reader = this._bodyReader();
     if (reader) yield* reader.chunksAsTheyArrive();
   }
-}
-
-// forEach runs its callback synchronously: one module-level callback and a slot for the
-// record being filled, instead of a closure per request.
-let filling: Record<string, string> = dict();
-function addHeader(key: string, value: string): void {
-  const prev = filling[key];
-  filling[key] = prev === undefined ? value : `${prev}${key === 'cookie' ? '; ' : ', '}${value}`;
-}
-
-function collectHeaders(uws: UwsRequest): Record<string, string> {
-  const out = (filling = dict<string>());
-  uws.forEach(addHeader);
-  return out;
 }
 
 /** Picks the client address out of X-Forwarded-For according to the trust setting. */
