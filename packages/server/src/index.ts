@@ -3,7 +3,7 @@ export { negotiateEncoding, type CompressionOptions, type Encoding } from './ser
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
 export { Router, type RouteMethod } from './routing/router.ts';
-export type { HttpRouteInfo, RouteInfo, WsRouteInfo } from './routing/route-table.ts';
+export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-table.ts';
 export { InProcessBus, type Bus, type BusDelivery, type BusMessage } from './realtime/bus/index.ts';
 export { Request, type Locals } from './http/io/request.ts';
 export { Response, EventStream, type Body, type StreamSource } from './http/io/response.ts';

@@ -9,10 +9,9 @@ import type { CompressionOptions } from '../serving/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import type { Logger } from './logger.ts';
-import { pickFreePort } from './free-port.ts';
 import { parsePattern } from '../routing/path.ts';
 import { Router } from '../routing/router.ts';
-import { describeHttpRoute, flattenRoutes, type RouteInfo } from '../routing/route-table.ts';
+import { describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from './settings.ts';
@@ -21,7 +20,7 @@ import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
 import { resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
-import { closeOnSignals, ListenError, listenSocket, makeServer, type Running, type Server } from './server.ts';
+import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
@@ -49,6 +48,9 @@ export class App extends Router {
   private loading: Promise<unknown>[] = [];
   private readonly hub: WsHub;
   private readonly wsRoutes: WsRouteSpec[] = [];
+  /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
+  private readonly served: (MountInfo | StaticInfo)[] = [];
+  private readonly servingHandlers = new WeakSet<object>();
 
   constructor(options: AppOptions = {}) {
     super();
@@ -68,6 +70,8 @@ export class App extends Router {
     if (base !== '' && !base.startsWith('/')) throw new TypeError(`Mount prefix must start with "/": ${prefix}`);
     const route = fetchRoute(handler, { stripPrefix: options.stripPrefix ? base : '' });
     const routeOptions = { dedup: options.dedup ?? false, compress: options.compress, bodyLimit: options.bodyLimit };
+    this.served.push(Object.freeze({ kind: 'mount' as const, prefix: base || '/', stripPrefix: options.stripPrefix ?? false }));
+    this.servingHandlers.add(route);
     if (base !== '') this.any(base, routeOptions, route);
     this.any(`${base}/*`, routeOptions, route);
     return this;
@@ -143,8 +147,10 @@ export class App extends Router {
     // Files carry their own precompressed variants and validators: no dynamic compression,
     // and no dedup (a 304 or 206 for one client must never reach another).
     const routeOptions = { compress: false, dedup: false };
+    this.served.push(Object.freeze({ kind: 'static' as const, prefix: base || '/', dir }));
     this.loading.push(
       createStatic(dir, { ...options, notFound }).then((files) => {
+        this.servingHandlers.add(files.handler);
         this.onClose(() => files.close());
         if (base !== '') this.get(base, routeOptions, files.handler);
         this.get(`${base}/*`, routeOptions, files.handler);
@@ -162,8 +168,10 @@ export class App extends Router {
     if (this.uws) throw new Error('app.client() must be called before listen()');
     const bundle = resolveClientBundle();
     const staticOptions = clientStaticOptions(path, options, bundle);
+    this.served.push(Object.freeze({ kind: 'static' as const, prefix: path, dir: bundle.dir }));
     this.loading.push(
       createStatic(bundle.dir, staticOptions).then((files) => {
+        this.servingHandlers.add(files.handler);
         this.get(path, { compress: false, dedup: false }, files.handler);
       }),
     );
@@ -171,12 +179,16 @@ export class App extends Router {
   }
 
   /**
-   * The declared routes as read-only data: HTTP routes (method, full path, schemas, limits)
-   * and WebSocket routes (path, events and their schemas). Static files and mounts appear
-   * as the routes they register (after `listen()` for static files, which load first).
+   * The declared routes as read-only data (fresh frozen objects: changing them changes
+   * nothing): HTTP routes (method, full path, schemas, limits), WebSocket routes (path,
+   * events and their schemas), mounts and static directories (their prefixes). OpenAPI
+   * generators and tooling walk it. Schemas are the objects given to the routes.
    */
   routes(): RouteInfo[] {
-    const http: RouteInfo[] = flattenRoutes(this).map(describeHttpRoute);
+    const served = this.servingHandlers;
+    const http: RouteInfo[] = flattenRoutes(this)
+      .filter((r) => !served.has(r.record.handlers[0]!))
+      .map(describeHttpRoute);
     const ws: RouteInfo[] = this.wsRoutes.map((r) =>
       Object.freeze({
         kind: 'ws' as const,
@@ -184,7 +196,7 @@ export class App extends Router {
         events: Object.freeze(Object.entries(r.behavior.events ?? {}).map(([name, def]) => Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }))),
       }),
     );
-    return [...http, ...ws];
+    return [...http, ...ws, ...this.served];
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
@@ -196,23 +208,15 @@ export class App extends Router {
     if (!Number.isInteger(requested) || requested < 0 || requested > 65535) throw new TypeError(`Invalid port ${requested}`);
     if (this.server) throw new Error('This app is already listening');
     const run = await this.start();
-    // Port 0: pick the port first (see free-port.ts); another process may take it in between, so retry.
-    for (let attempt = 1; ; attempt++) {
-      const p = requested === 0 ? await pickFreePort(host) : requested;
-      try {
-        const socket = await listenSocket(run.uws, host, p);
-        const server = makeServer(run, socket, host, p);
-        this.server = server;
-        if (opts.signals) {
-          const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
-          this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
-        }
-        this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
-        return server;
-      } catch (err) {
-        if (requested !== 0 || attempt >= 3 || !(err instanceof ListenError)) throw err;
-      }
+    const { socket, port: p } = await listenOn(run.uws, host, requested);
+    const server = makeServer(run, socket, host, p);
+    this.server = server;
+    if (opts.signals) {
+      const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
+      this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
     }
+    this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
+    return server;
   }
 
   /**

@@ -5,6 +5,7 @@ import type { InflightTracker } from '../http/tracker.ts';
 import type { WsHub } from '../realtime/hub.ts';
 import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
 import type { Settings } from './settings.ts';
+import { pickFreePort } from './free-port.ts';
 import { loadUws, type UwsApp, type UwsListenSocket } from '../uws/index.ts';
 
 export interface Server {
@@ -37,6 +38,21 @@ export function listenSocket(uws: UwsApp, host: string, port: number): Promise<U
       else reject(new ListenError(`Could not listen on ${host}:${port} (address in use or not available)`));
     });
   });
+}
+
+/**
+ * Listens on host:port; port 0 picks a free port first (see free-port.ts) and, since another
+ * process may take it in between, tries up to three ports.
+ */
+export async function listenOn(uws: UwsApp, host: string, requested: number): Promise<{ socket: UwsListenSocket; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = requested === 0 ? await pickFreePort(host) : requested;
+    try {
+      return { socket: await listenSocket(uws, host, port), port };
+    } catch (err) {
+      if (requested !== 0 || attempt >= 3 || !(err instanceof ListenError)) throw err;
+    }
+  }
 }
 
 /** The Server handle; `socket` is null when an acceptor in another thread feeds this app. */

@@ -80,7 +80,21 @@ export interface WsRouteInfo {
   readonly events: readonly { readonly name: string; readonly schema?: Schema }[];
 }
 
-export type RouteInfo = HttpRouteInfo | WsRouteInfo;
+/** A web-standard fetch handler mounted under `prefix` (`app.mount`): every method, every path below. */
+export interface MountInfo {
+  readonly kind: 'mount';
+  readonly prefix: string;
+  readonly stripPrefix: boolean;
+}
+
+/** Files served from memory under `prefix` (`app.static`, or `app.client`'s one file): GET and HEAD. */
+export interface StaticInfo {
+  readonly kind: 'static';
+  readonly prefix: string;
+  readonly dir: string;
+}
+
+export type RouteInfo = HttpRouteInfo | WsRouteInfo | MountInfo | StaticInfo;
 
 export function describeHttpRoute(r: FlatRoute): HttpRouteInfo {
   const o = r.record.options;
