@@ -6,11 +6,8 @@ import type { Response } from './io/response.ts';
 import type { Handler, Next } from './types.ts';
 import type { DedupTable } from '../serving/dedup.ts';
 import type { CompiledRoute, Step } from './route-context.ts';
-
-export type { Step };
 import { isPromise, sendValue } from './send-value.ts';
 import { validationStep, type ValidationSpec } from './validate-step.ts';
-
 
 /** What the chain is built from. */
 export interface ChainSpec extends ValidationSpec {
@@ -23,7 +20,7 @@ export interface ChainSpec extends ValidationSpec {
 const RESOLVED: Promise<void> = Promise.resolve();
 const NOOP_NEXT: Next = () => RESOLVED;
 
-
+/** Composes a route's steps, innermost first: handler, route middleware, dedup gate, validation, app and router middleware. */
 export function composeChain(spec: ChainSpec, route: CompiledRoute): Step {
   const handlers = spec.handlers;
   let step: Step = terminal(handlers[handlers.length - 1]!, route);
@@ -94,7 +91,3 @@ function invoke(fn: Handler<any>, req: Request<any>, res: Response, next: Next, 
   sendValue(out, req, res, route);
   return undefined;
 }
-
-
-
-/** A returned value becomes the response, unless the handler already answered. */

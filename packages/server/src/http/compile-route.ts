@@ -24,7 +24,7 @@ import { framingProblemIn, headersOfFramedRequest, refuseFraming } from './frami
 import { composeChain } from './chain.ts';
 import { CompiledRoute, type Tracker } from './route-context.ts';
 
-export { defaultErrorHandler, type Tracker } from './route-context.ts';
+export { defaultErrorHandler } from './route-context.ts';
 
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
@@ -56,8 +56,7 @@ export interface Dispatcher {
 /**
  * Builds the uWS callback for one route (called once per route at startup). `head` compiles
  * the variant a GET route registers for HEAD, so no request pays for a method check.
-
-*/
+ */
 export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): UwsHandler {
   const { settings, tracker } = ctx;
   const route = new CompiledRoute(spec, settings, tracker, spec.dedup ? ctx.dedup : null);

@@ -16,7 +16,6 @@ export interface ValidationSpec {
   consumes: BodyKind[];
 }
 
-
 /** Validates params, query, headers and cookies synchronously, then reads and validates the body if asked. */
 export function validationStep(spec: ValidationSpec, rest: Step, route: CompiledRoute): Step | undefined {
   const s = spec.schemas;

@@ -16,7 +16,7 @@ export interface DedupRequest {
 }
 
 export const MAX_SHARED_BODY = 512 * 1024;
-export const MAX_KEYS = 500;
+const MAX_KEYS = 500;
 
 /** A finished response, as captured before compression (each follower negotiates its own). */
 export interface SharedResponse {

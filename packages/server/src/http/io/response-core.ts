@@ -15,7 +15,7 @@ export const OPEN: number = 0;
 export const SENDING: number = 1; // the body is being compressed off-thread: no more writes, still abortable
 export const STREAMING: number = 2;
 export const DONE: number = 3;
-export const ABORTED: number = 4;
+const ABORTED: number = 4;
 
 export type Body = string | Uint8Array | ArrayBuffer;
 
