@@ -1,0 +1,62 @@
+// Type tests for WebSocket routes: ws.data from upgrade(), event data from each event's
+// schema, raw messages, route options, publishing, and the bus option.
+// Every @ts-expect-error line must be an error, or the compile fails.
+import { App, type Bus } from '@tachyon/server';
+import { z } from 'zod';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const expectType = <T extends true>(_ok: T) => {};
+
+const app = new App();
+
+// WebSocket routes: ws.data from upgrade(), event data from each event's schema.
+app.ws('/live', {
+  upgrade: async (req) => (req.header('x-user') ? { id: 1, name: 'ada' } : false),
+  open(ws) {
+    expectType<Equal<typeof ws.data, { id: number; name: string }>>(true);
+    // @ts-expect-error: not in the upgrade result
+    ws.data.role;
+  },
+  events: {
+    'chat:send': {
+      schema: z.object({ room: z.string(), text: z.string().max(500) }),
+      handler(ws, msg) {
+        expectType<Equal<typeof msg, { room: string; text: string }>>(true);
+        // @ts-expect-error: misspelled field
+        msg.txt;
+        return { ok: true };
+      },
+    },
+    ping: { handler: (ws, data) => expectType<Equal<typeof data, unknown>>(true) },
+  },
+  message(ws, data, isBinary) {
+    expectType<Equal<typeof data, ArrayBuffer>>(true);
+    expectType<Equal<typeof isBinary, boolean>>(true);
+  },
+});
+// @ts-expect-error: idleTimeout is a number
+app.ws('/bad', { idleTimeout: '5' });
+app.publish('room:1', 'chat', { text: 'hi' });
+const subs: number = app.subscribers('room:1');
+void subs;
+// maxSubscriptions is a number of topics.
+app.ws('/capped', { maxSubscriptions: 50 });
+// @ts-expect-error: maxSubscriptions is a number
+app.ws('/capped2', { maxSubscriptions: 'many' });
+
+// A bus implements start, publish, interest and close (docs/realtime.md, "Buses").
+const bus: Bus = {
+  start(deliver) {
+    deliver('room:1', '{"topic":"room:1","event":"e"}', false);
+  },
+  publish(topic, message, isBinary) {
+    expectType<Equal<typeof isBinary, boolean>>(true);
+  },
+  interest(topic, interested) {
+    expectType<Equal<typeof interested, boolean>>(true);
+  },
+  close: async () => {},
+};
+new App({ bus });
+// @ts-expect-error: a bus needs interest()
+new App({ bus: { start() {}, publish() {}, close() {} } });
