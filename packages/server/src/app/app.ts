@@ -57,7 +57,7 @@ export class App extends Router {
     this.config = resolveAppOptions(options);
     this._settings = this.config.settings;
     this._settings.app = this;
-    this.hub = new WsHub(this.config.coalescePublishes, this.config.bus);
+    this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
   }
 
   /**

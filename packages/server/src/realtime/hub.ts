@@ -6,6 +6,7 @@
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
 import type { Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
+import { silentLogger, type Logger } from '../app/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 
 export class WsHub {
@@ -25,8 +26,12 @@ export class WsHub {
     batches.clear();
   };
 
-  constructor(coalesce = false, bus: Bus = new InProcessBus()) {
+  private readonly logger: Logger;
+  private busFailures = 0;
+
+  constructor(coalesce = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
     this.batches = coalesce ? new Map() : null;
+    this.logger = logger;
     this.bus = bus;
     this.remote = isInProcess(bus) ? null : bus;
   }
@@ -88,8 +93,11 @@ export class WsHub {
   private sendToBus(topic: string, message: BusMessage, isBinary: boolean): void {
     try {
       this.remote!.publish(topic, message, isBinary);
-    } catch {
-      // A bus must not throw (bus.ts); if one does, local delivery already happened.
+    } catch (err) {
+      // A bus must not throw (bus.ts); if one does, local delivery already happened. Logged
+      // on the 1st, 2nd, 4th, 8th… failure: a broken bus must not flood the log.
+      const n = ++this.busFailures;
+      if ((n & (n - 1)) === 0) this.logger.error({ err, topic, failures: n }, 'bus publish failed');
     }
   }
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { connect } from '../../../client/src/index.ts';
 import { App, type Bus, type BusDelivery, type BusMessage } from '../../src/index.ts';
-import { sleep, start, type Running } from '../helpers.ts';
+import { recordingLogger, sleep, start, type Running } from '../helpers.ts';
 
 class RecordingBus implements Bus {
   deliver: BusDelivery | null = null;
@@ -77,4 +77,30 @@ describe('buses', () => {
     await running.close();
     assert.equal(bus.closed, true);
   });
+});
+
+test('a bus whose publish throws: local subscribers still get the message, the failure is logged (not every time)', async () => {
+  const { entries, logger } = recordingLogger();
+  const bus = new RecordingBus();
+  bus.publish = () => {
+    throw new Error('broker gone');
+  };
+  const app = new App({ bus, logger });
+  app.ws('/live', {});
+  const running = await start(app);
+  const client = connect(`ws://127.0.0.1:${running.port}/live`);
+  try {
+    const got: unknown[] = [];
+    client.subscribe('room', (_e, d) => got.push(d));
+    await client.ready;
+    await sleep(50);
+    for (let n = 1; n <= 5; n++) assert.equal(app.publish('room', 'e', n), true);
+    await sleep(100);
+    assert.deepEqual(got, [1, 2, 3, 4, 5]);
+    const failures = entries.filter((e) => e.msg === 'bus publish failed').map((e) => (e.obj as { failures: number }).failures);
+    assert.deepEqual(failures, [1, 2, 4]);
+  } finally {
+    client.close();
+    await running.close();
+  }
 });
