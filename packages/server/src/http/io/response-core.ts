@@ -100,6 +100,14 @@ export class ResponseCore {
     return this._state === ABORTED;
   }
 
+  status(code: number): this {
+    if (this._state === OPEN) {
+      statusLine(code); // validates the code now rather than at write time
+      this._status = code;
+    }
+    return this;
+  }
+
   getHeader(name: string): string | undefined {
     const h = this._headers;
     if (h === null) return undefined;
@@ -113,6 +121,26 @@ export class ResponseCore {
     // uWS computes framing itself; a second Content-Length would corrupt the response.
     if (key === 'content-length' || key === 'transfer-encoding') return;
     (this._headers ??= []).push(key, value);
+  }
+
+  /** Replaces status and headers with a copy of a prepared list (dedup replay, precomputed headers). @internal */
+  _adoptHeaders(status: number, headers: readonly string[]): void {
+    this._status = status;
+    this._headers = headers.slice();
+  }
+
+  /** The body is being compressed off-thread: no more writes, still abortable. @internal */
+  _beginSending(): void {
+    this._state = SENDING;
+  }
+
+  /** Resolves when the socket can take more, or the response is finished. */
+  drained(): Promise<void> {
+    if (this._state !== STREAMING) return Promise.resolve();
+    return new Promise((resolve) => {
+      const prev = this._drain;
+      this._drain = prev ? () => (prev(), resolve()) : resolve;
+    });
   }
 
   /** The leader of a deduplicated group finished: share its response (captured before compression). @internal */

@@ -9,7 +9,6 @@ import { EventStream } from './sse.ts';
 import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../../serving/compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
 import type { SharedResponse } from '../../serving/dedup.ts';
-import { statusLine } from '../status.ts';
 import { byteLength, ResponseCore, OPEN, SENDING, STREAMING, DONE, OP_BEGIN, OP_END, OP_END_HEAD, OP_END_STREAM, OP_TRY_END, OP_WRITE, type Body } from './response-core.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -23,14 +22,6 @@ export type { StreamSource };
 export { EventStream };
 
 export class Response extends ResponseCore {
-  status(code: number): this {
-    if (this._state === OPEN) {
-      statusLine(code); // validates the code now rather than at write time
-      this._status = code;
-    }
-    return this;
-  }
-
   /** Sets a header, replacing any earlier value of the same name. Arrays send the header once per item. */
   header(name: string, value: string | number | readonly string[]): this {
     if (this._state !== OPEN) return this;
@@ -109,7 +100,7 @@ export class Response extends ResponseCore {
       this._corked(OP_END, compressSync(bytes, encoding, c));
       return true;
     }
-    this._state = SENDING;
+    this._beginSending();
     compressAsync(bytes, encoding, c).then(
       (out) => {
         if (this._state !== SENDING) return; // the client left meanwhile
@@ -147,8 +138,7 @@ export class Response extends ResponseCore {
   /** A follower of a deduplicated group answers with the leader's response. @internal */
   _replay(shared: SharedResponse): void {
     if (this._state !== OPEN) return;
-    this._status = shared.status;
-    this._headers = shared.headers.slice();
+    this._adoptHeaders(shared.status, shared.headers);
     this.end(shared.body);
   }
 
@@ -261,15 +251,6 @@ export class Response extends ResponseCore {
     return this._corked(OP_WRITE, chunk);
   }
 
-  /** Resolves when the socket can take more, or the response is finished. */
-  drained(): Promise<void> {
-    if (this._state !== STREAMING) return Promise.resolve();
-    return new Promise((resolve) => {
-      const prev = this._drain;
-      this._drain = prev ? () => (prev(), resolve()) : resolve;
-    });
-  }
-
   /** Finishes a streamed response. */
   endStream(): void {
     if (this._state === OPEN) this.writeHead();
@@ -298,7 +279,7 @@ export class Response extends ResponseCore {
 
   /** Adopts a precomputed header list (copied) when no header was set yet; else adds each. @internal */
   _useHeaderList(h: readonly string[]): void {
-    if (this._headers === null && this._state === OPEN) this._headers = h.slice();
+    if (this._headers === null && this._state === OPEN) this._adoptHeaders(this._status, h);
     else for (let i = 0; i < h.length; i += 2) this.header(h[i]!, h[i + 1]!);
   }
 
