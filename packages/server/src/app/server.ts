@@ -16,7 +16,7 @@ export interface Server {
 }
 
 /** uWS refused the listen socket (address in use or not available). */
-export class ListenError extends Error {}
+class ListenError extends Error {}
 
 /** What a running server needs from its app. */
 export interface Running {
@@ -29,7 +29,7 @@ export interface Running {
 }
 
 /** Listens on host:port with an exclusive port (no silent SO_REUSEPORT sharing). */
-export function listenSocket(uws: UwsApp, host: string, port: number): Promise<UwsListenSocket> {
+function listenSocket(uws: UwsApp, host: string, port: number): Promise<UwsListenSocket> {
   return new Promise((resolve, reject) => {
     // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port
     // would silently share its traffic instead of failing.
