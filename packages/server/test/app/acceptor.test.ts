@@ -29,6 +29,7 @@ async function startChild(): Promise<Child> {
   const message = await new Promise<{ descriptor: number }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`worker exited (${code}) before starting its app`)));
   });
   return { worker, descriptor: message.descriptor };
 }
@@ -37,7 +38,8 @@ async function closeChild(acceptor: Acceptor, child: Child): Promise<void> {
   acceptor.remove(child.descriptor);
   const closed = new Promise((resolve) => child.worker.once('message', resolve));
   child.worker.postMessage('close');
-  await closed;
+  // Bounded: a child that never answers is terminated anyway.
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
   await child.worker.terminate();
 }
 
