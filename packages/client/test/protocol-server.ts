@@ -1,7 +1,12 @@
 // A small, independent implementation of the server side of docs/protocol.md on raw
 // uWebSockets.js. The client tests run against it (and against the framework's own
 // `app.ws`), so the client is checked against two implementations of the protocol.
-import uWS from 'uWebSockets.js';
+import type * as UwsTypes from 'uWebSockets.js';
+// Loaded through the server's loader, which makes the addon loadable on glibc < 2.38 (a plain
+// import fails there); the implementation below is still raw uWS, independent of the framework.
+import { loadAddon } from '../../server/src/uws/load.ts';
+
+const uWS = loadAddon<typeof UwsTypes>();
 
 export interface UserData {
   query: URLSearchParams;
