@@ -11,10 +11,11 @@ export function checkRouteTable(routes: readonly FlatRoute[], trailingSlash: 'ig
     const method = r.record.method ?? 'ANY';
     for (const variant of slashVariants(r.pattern.path, trailingSlash)) {
       // uWS matches parameters by position: /users/:id and /users/:uid are the same route.
-      const key = `${method} ${variant.replace(/\/:[^/]+/g, '/:')}`;
+      const key = `${method} ${unnamed(variant)}`;
       const earlier = seen.get(key);
       if (earlier !== undefined) {
-        throw new TypeError(`Route ${method} ${r.pattern.path} is declared twice (first as ${method} ${earlier}${earlier === r.pattern.path ? '' : `; with trailingSlash '${trailingSlash}' they match the same URLs`}): only one could ever run`);
+        const bySlash = unnamed(earlier) !== unnamed(r.pattern.path);
+        throw new TypeError(`Route ${method} ${r.pattern.path} is declared twice (first as ${method} ${earlier}${bySlash ? `; with trailingSlash '${trailingSlash}' they match the same URLs` : ''}): only one could ever run`);
       }
       seen.set(key, r.pattern.path);
     }
@@ -31,6 +32,9 @@ export function checkRouteTable(routes: readonly FlatRoute[], trailingSlash: 'ig
     }
   }
 }
+
+/** The path with parameter names erased: what uWS actually matches on. */
+const unnamed = (path: string) => path.replace(/\/:[^/]+/g, '/:');
 
 function slashVariants(path: string, policy: 'ignore' | 'strict' | 'redirect'): string[] {
   if (policy === 'strict' || path === '/' || path.endsWith('*')) return [path];

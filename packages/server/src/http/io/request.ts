@@ -198,7 +198,11 @@ export class Request<T extends RouteTypes = {}> {
       const incoming = this._header(config?.header ?? 'x-request-id');
       if (isWellFormedRequestId(incoming)) return incoming;
     }
-    const id = config !== null ? config.generate() : generateRequestId();
+    if (config === null || config.generate === generateRequestId) return generateRequestId();
+    // A custom generator that fails or returns a bad id fails this request (500, logged);
+    // the request keeps a generated id so its error path can still log with one.
+    this._id = generateRequestId();
+    const id: unknown = config.generate();
     if (typeof id !== 'string' || !isWellFormedRequestId(id)) throw new TypeError(`requestId.generate() must return 1-200 printable ASCII characters without spaces, got ${JSON.stringify(id)}`);
     return id;
   }

@@ -217,8 +217,11 @@ export class ResponseCore {
       return ok;
     }
     if (op === OP_END_STREAM) {
+      // Never end(…, true) here: uWS would write a Connection: close header after the body
+      // chunks it already sent, corrupting the response (seen when a shutdown ended SSE
+      // streams). OP_BEGIN sent that header already when the connection should close.
       if (this._head) this._endWithoutBody(undefined);
-      else u.end(undefined, this._closeAfter());
+      else u.end(undefined, false);
       this._settle(DONE);
       return true;
     }
@@ -226,6 +229,7 @@ export class ResponseCore {
     const h = this._headers;
     if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
     if (op === OP_BEGIN) {
+      if (!this._head && this._closeAfter()) u.writeHeader('connection', 'close');
       this._state = STREAMING;
       this._deadline = 0; // streams are exempt from the request timeout
       u.onWritable(() => {
