@@ -132,7 +132,9 @@ export class UpgradeLimiter {
  */
 export function admitMessage(budget: MessageBudget, perSecond: number, now: number): boolean {
   if (now - budget.windowStart >= 1000) {
-    if (!budget.refusedThisWindow) budget.refused = 0; // a quiet second forgives
+    // A second with nothing refused forgives: the window that just ended, or a silent one
+    // between it and now.
+    if (!budget.refusedThisWindow || now - budget.windowStart >= 2000) budget.refused = 0;
     budget.windowStart = now;
     budget.count = 0;
     budget.refusedThisWindow = false;
