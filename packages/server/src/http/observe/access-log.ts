@@ -11,7 +11,7 @@ export interface AccessLogOptions {
   skip?: (req: Request) => boolean;
 }
 
-/** Resolved access-log settings. @internal */
+/** Resolved access-log settings (Settings.accessLog). */
 export interface AccessLogConfig {
   readonly level: 'info' | 'debug';
   readonly skip: ((req: Request) => boolean) | undefined;

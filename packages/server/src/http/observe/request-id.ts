@@ -16,7 +16,7 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-/** Resolved request-id settings. @internal */
+/** Resolved request-id settings (Settings.requestId). */
 export interface RequestIdConfig {
   readonly header: string;
   /** Whether to read the incoming header; undefined: follow trustProxy. */
