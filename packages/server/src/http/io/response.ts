@@ -280,6 +280,25 @@ export class Response extends ResponseCore {
     return new EventStream(this);
   }
 
+  /**
+   * Sets a header the framework knows is valid (lower-case token name, safe value): replaces
+   * the value in place if present, else adds it. No checks, no splice (per-request
+   * middleware headers such as RateLimit-*). @internal
+   */
+  _setKnownHeader(key: string, value: string): void {
+    if (this._state !== OPEN) return void this._late('res.header()');
+    const h = this._headers;
+    if (h !== null) {
+      for (let i = 0; i < h.length; i += 2) {
+        if (h[i] === key) {
+          h[i + 1] = value;
+          return;
+        }
+      }
+    }
+    this._push(key, value);
+  }
+
   /** Adopts a precomputed header list (copied) when no header was set yet; else adds each. @internal */
   _useHeaderList(h: readonly string[]): void {
     if (this._headers === null && this._state === OPEN) this._adoptHeaders(this._status, h);
