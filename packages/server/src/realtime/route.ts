@@ -60,6 +60,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
 
   /** Over messagesPerSecond: protocol frames get RATE_LIMITED, raw messages are dropped; persistent abuse closes. */
   const refuse = (s: Socket<any>, ab: ArrayBuffer, isBinary: boolean): void => {
+    if (s.closed) return; // frames still in flight after the close: nothing more to say
     const refused = s._budget!.refused;
     if (closeAfter > 0 && refused >= closeAfter) {
       log.warn({ ip: s.ip, refused, perSecond }, 'websocket kept sending past its rate limit: closing with 4430');
