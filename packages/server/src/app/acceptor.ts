@@ -20,6 +20,11 @@ export interface Acceptor {
 export async function listenAcceptor(port = 0, host = '0.0.0.0'): Promise<Acceptor> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Invalid port ${port}`);
   const uws: UwsApp = loadUws().App();
+  // Only while no child app is attached (starting, or every worker restarting): uWS serves
+  // the connection itself then. A clear 503 beats the route-less 404.
+  uws.any('/*', (res) => {
+    res.writeStatus('503 Service Unavailable').writeHeader('retry-after', '1').writeHeader('connection', 'close').end('No worker is ready\n');
+  });
   const listening = await listenOn(uws, host, port);
   let socket: UwsListenSocket | null = listening.socket;
   const children = new Set<number>();

@@ -1,0 +1,76 @@
+// The worker side of cluster(): the same module the primary runs, started in a worker thread.
+// It runs the factory, starts the App without a listen socket (the primary's acceptor hands it
+// connections) or, in reuseport mode, listening itself; then it serves until the primary says
+// close. Uncaught errors are reported to the primary, which replaces this worker.
+import { parentPort } from 'node:worker_threads';
+import { App } from '../app/app.ts';
+import type { Server } from '../app/server.ts';
+import type { Bus } from '../realtime/bus/index.ts';
+import { enterWorker } from './context.ts';
+import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
+import { ThreadBus } from './thread-bus.ts';
+
+export type AppFactory = () => App | Promise<App>;
+
+/** Never settles: in a worker, the code after `await cluster(...)` does not run (it is the primary's). */
+export async function runWorker(data: WorkerData, factory: AppFactory): Promise<never> {
+  const parent = parentPort!;
+  const post = (message: FromWorker) => {
+    try {
+      parent.postMessage(message);
+    } catch {
+      // An error that cannot be cloned (functions in it): send what can be.
+      const error = (message as { error?: unknown }).error;
+      parent.postMessage({ ...message, error: new Error(error instanceof Error ? error.message : String(error)) });
+    }
+  };
+  const bus = new ThreadBus(data.id, new Int32Array(data.connections));
+  let owner: object | undefined;
+  enterWorker({
+    id: data.id,
+    workers: data.workers,
+    claimBus(app: object, own: Bus | undefined): Bus | undefined {
+      if (owner !== undefined) return own; // a second App in the worker: not part of the cluster's pub/sub
+      owner = app;
+      if (own !== undefined) bus.compose(own);
+      return bus;
+    },
+    stats: () => bus.stats,
+  });
+  const beats = new Int32Array(data.heartbeats);
+  setInterval(() => Atomics.add(beats, data.id, 1), data.heartbeatEvery).unref();
+  // After the start, a throw nobody caught ends this worker: the primary logs and replaces it.
+  let started = false;
+  const fatal = (error: unknown) => post({ type: started ? 'fatal' : 'failed', error });
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+
+  let server: Server | undefined;
+  parent.on('message', (message: ToWorker) => {
+    if (message.type === 'peer') bus.addPeer(message.id, message.port);
+    else if (message.type === 'peer-gone') bus.removePeer(message.id);
+    else if (message.type === 'close') {
+      const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
+      void closing.then(() => post({ type: 'closed' }), (error: unknown) => post({ type: 'fatal', error }));
+    }
+  });
+
+  try {
+    const app = await factory();
+    if (!(app instanceof App)) throw new TypeError('cluster(): the factory must return an App');
+    if (owner !== app) throw new Error('cluster(): the factory must return the first App it created in the worker');
+    if (app._tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
+    if (data.mode === 'acceptor') {
+      const started = await app._startForAcceptor(data.port, data.host);
+      server = started.server;
+      post({ type: 'ready', descriptor: started.descriptor });
+    } else {
+      server = await app._listenShared(data.port, data.host);
+      post({ type: 'ready' });
+    }
+    started = true;
+  } catch (error) {
+    post({ type: 'failed', error });
+  }
+  return new Promise<never>(() => {});
+}
