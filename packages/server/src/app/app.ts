@@ -277,6 +277,14 @@ export class App extends Router {
     return this.server;
   }
 
+  /**
+   * Drops every connection now, without draining: a cluster worker that is dying. Its thread
+   * can then end; a thread that ends while uWS still holds sockets aborts the process. @internal
+   */
+  _abort(): void {
+    this.uws?.close();
+  }
+
   /** @internal */
   get _tls(): boolean {
     return this.config.tls !== undefined;

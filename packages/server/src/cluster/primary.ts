@@ -33,6 +33,8 @@ export class Primary {
   private readonly heartbeatEvery: number;
   private readonly watchdog: NodeJS.Timeout | undefined;
   private closing = false;
+  /** Stalled workers replaced but still running (see retire()). */
+  private readonly abandoned = new Set<Worker>();
   private readonly o: ResolvedClusterOptions;
   readonly mode: ShareMode;
   readonly port: number;
@@ -97,7 +99,7 @@ export class Primary {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        this.retire(slot, worker);
+        this.retire(slot, worker, 'terminate');
         reject(error);
       };
       const timer = this.o.startTimeout > 0 ? setTimeout(() => fail(new Error(`cluster: worker ${slot.id} did not start within ${this.o.startTimeout} ms`)), this.o.startTimeout) : undefined;
@@ -114,13 +116,13 @@ export class Primary {
           this.o.logger.debug({ worker: slot.id, threadId: worker.threadId }, 'worker started');
           resolve();
         } else if (message.type === 'failed') fail(asError(message.error));
-        else if (message.type === 'fatal') this.died(slot, worker, asError(message.error), 'uncaught exception');
+        else if (message.type === 'fatal') this.died(slot, worker, asError(message.error), 'uncaught exception', 'abort');
         else if (message.type === 'closed') slot.onClosed?.();
       });
-      worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception') : fail(err)));
+      worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));
       worker.on('exit', (code) => {
         if (!settled) fail(new Error(`cluster: worker ${slot.id} exited (code ${code}) before it started`));
-        else this.died(slot, worker, undefined, `exited with code ${code}`);
+        else this.died(slot, worker, undefined, `exited with code ${code}`, 'gone');
         slot.onClosed?.();
       });
     });
@@ -130,8 +132,15 @@ export class Primary {
     worker.postMessage(message, transfer as never);
   }
 
-  /** Takes a worker out: no new connections, peers forget it, its thread ends. */
-  private retire(slot: Slot, worker: Worker): void {
+  /**
+   * Takes a worker out: no new connections, peers forget it. How its thread ends depends on
+   * why: uWS aborts the whole process if a thread ends while it holds sockets, so a worker
+   * that may hold connections is never terminated from here. `terminate`: it has none (it
+   * never started serving). `abort`: it drops them itself, then exits. `gone`: it already
+   * exited. `abandon`: it is stuck and cannot do anything; it gets the abort message and
+   * ends when (if) its event loop turns again.
+   */
+  private retire(slot: Slot, worker: Worker, how: 'terminate' | 'abort' | 'gone' | 'abandon'): void {
     if (slot.worker !== worker) return;
     // First, in this thread: the acceptor must never hand a connection to a loop that is gone.
     if (slot.descriptor !== undefined) this.acceptor?.remove(slot.descriptor);
@@ -140,13 +149,20 @@ export class Primary {
     slot.ready = false;
     Atomics.store(this.connections, slot.id, 0);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
-    void worker.terminate();
+    if (how === 'terminate') void worker.terminate();
+    else if (how === 'abort' || how === 'abandon') {
+      this.tell(worker, { type: 'abort' });
+      if (how === 'abandon') {
+        this.abandoned.add(worker);
+        worker.once('exit', () => this.abandoned.delete(worker));
+      }
+    }
   }
 
-  private died(slot: Slot, worker: Worker, err: Error | undefined, how: string): void {
+  private died(slot: Slot, worker: Worker, err: Error | undefined, how: string, ending: 'abort' | 'gone' | 'abandon'): void {
     if (slot.worker !== worker || this.closing) return;
     this.o.logger.error({ worker: slot.id, err, uptime: Date.now() - slot.startedAt }, `worker ${how}: replacing it`);
-    this.retire(slot, worker);
+    this.retire(slot, worker, ending);
     this.restart(slot);
   }
 
@@ -175,7 +191,7 @@ export class Primary {
         slot.lastBeat = beat;
         slot.lastBeatAt = now;
       } else if (now - slot.lastBeatAt > this.o.stallTimeout) {
-        this.died(slot, slot.worker, new Error(`event loop stuck for more than ${this.o.stallTimeout} ms`), 'stalled');
+        this.died(slot, slot.worker, new Error(`event loop stuck for more than ${this.o.stallTimeout} ms`), 'stalled', 'abandon');
       }
     }
   }

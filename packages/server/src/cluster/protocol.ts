@@ -24,7 +24,9 @@ export interface WorkerData {
 export type ToWorker =
   | { type: 'peer'; id: number; port: MessagePort }
   | { type: 'peer-gone'; id: number }
-  | { type: 'close'; timeout: number };
+  | { type: 'close'; timeout: number }
+  /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
+  | { type: 'abort' };
 
 export type FromWorker =
   /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */

@@ -46,17 +46,33 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   process.on('unhandledRejection', fatal);
 
   let server: Server | undefined;
+  let app: App | undefined;
+  // A worker thread that ends while uWS holds sockets aborts the whole process (Node finds
+  // uWS's poll handles still open). So a dying worker drops its connections first: on an
+  // abort from the primary, and on process.exit() from the app itself.
+  let aborted = false;
+  const abort = () => {
+    if (aborted) return;
+    aborted = true;
+    try {
+      app?._abort();
+    } catch {}
+  };
+  process.on('exit', abort);
   parent.on('message', (message: ToWorker) => {
     if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
-    else if (message.type === 'close') {
+    else if (message.type === 'abort') {
+      abort();
+      setImmediate(() => process.exit(1)); // a turn for uWS to finish closing its sockets
+    } else if (message.type === 'close') {
       const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
       void closing.then(() => post({ type: 'closed' }), (error: unknown) => post({ type: 'fatal', error }));
     }
   });
 
   try {
-    const app = await factory();
+    app = await factory();
     if (!(app instanceof App)) throw new TypeError('cluster(): the factory must return an App');
     if (owner !== app) throw new Error('cluster(): the factory must return the first App it created in the worker');
     if (app._tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
