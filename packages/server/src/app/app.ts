@@ -267,7 +267,7 @@ export class App extends Router {
 
   /**
    * Listens on a port other threads of this process share with SO_REUSEPORT (cluster workers
-   * serving TLS on Linux; the port must already be resolved). @internal
+   * with `reusePort` on Linux; the port must already be resolved). @internal
    */
   async _listenShared(port: number, host: string): Promise<Server> {
     if (this.server) throw new Error('This app is already started');

@@ -33,7 +33,7 @@ function listenSocket(uws: UwsApp, host: string, port: number, shared: boolean):
   return new Promise((resolve, reject) => {
     // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port
     // would silently share its traffic instead of failing. Shared is for cluster workers
-    // that split one port on purpose (docs/cluster.md, "TLS").
+    // that split one port on purpose (docs/cluster.md, "Two ways to share a port").
     uws.listen(host, port, shared ? 0 : loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (socket) resolve(socket);
       else reject(new ListenError(`Could not listen on ${host}:${port} (address in use or not available)`));

@@ -21,7 +21,7 @@ export interface ClusterServer {
   readonly workers: number;
   /**
    * How the port is shared: 'acceptor' (one listen socket in the primary hands connections
-   * to the workers), 'reuseport' (TLS on Linux: every worker listens, the kernel spreads
+   * to the workers), 'reuseport' (Linux: every worker listens, the kernel spreads
    * connections), or 'in-process'.
    */
   readonly mode: 'acceptor' | 'reuseport' | 'in-process';
@@ -63,14 +63,8 @@ async function inProcess(o: ResolvedClusterOptions, factory: AppFactory): Promis
 async function primary(o: ResolvedClusterOptions): Promise<ClusterServer> {
   const entry = o.entry ?? process.argv[1];
   if (entry === undefined) throw new Error('cluster(): no main module to run in the workers; pass `entry`');
-  // uWS 20.57 crashes (SIGSEGV) handing TLS connections from an acceptor to child apps
-  // (tested: test/cluster/tls.test.ts): TLS workers each listen on the port with SO_REUSEPORT.
-  let mode: 'acceptor' | 'reuseport' = 'acceptor';
-  if (o.tls !== undefined) {
-    if (process.platform !== 'linux') throw new Error('cluster(): TLS across worker threads needs Linux (SO_REUSEPORT); use workers: 1 or terminate TLS in a proxy');
-    mode = 'reuseport';
-  }
-  const acceptor = mode === 'acceptor' ? await listenAcceptor(o.port, o.host) : null;
+  const mode = o.reusePort ? 'reuseport' : 'acceptor';
+  const acceptor = mode === 'acceptor' ? await listenAcceptor(o.port, o.host, o.tls) : null;
   const port = acceptor?.port ?? (o.port === 0 ? await pickFreePort(o.host) : o.port);
   const pool = new Primary(o, mode, port, acceptor, entry);
   try {

@@ -15,11 +15,14 @@ export interface ClusterOptions {
   port?: number;
   /** Default 0.0.0.0. */
   host?: string;
-  /**
-   * Serve HTTPS. Must agree with the App's own `tls` option (the factory's App must have one
-   * too). With TLS on Linux, workers share the port with SO_REUSEPORT (docs/cluster.md, "TLS").
-   */
+  /** Serve HTTPS. Must agree with the App's own `tls` option (the factory's App must have one too). */
   tls?: TlsOptions;
+  /**
+   * Linux only: every worker listens on the port itself (SO_REUSEPORT) and the kernel spreads
+   * connections, instead of one acceptor in the primary handing them out. Default false
+   * (docs/cluster.md, "Two ways to share a port").
+   */
+  reusePort?: boolean;
   /** Close gracefully on SIGTERM and SIGINT (or the signals listed), then re-raise the signal. Default true. */
   signals?: boolean | NodeJS.Signals[];
   /** Grace period for in-flight requests when closing, in ms. Default 10 000. */
@@ -41,6 +44,7 @@ export interface ResolvedClusterOptions {
   port: number;
   host: string;
   tls: TlsOptions | undefined;
+  reusePort: boolean;
   signals: NodeJS.Signals[];
   shutdownTimeout: number;
   stallTimeout: number;
@@ -73,6 +77,8 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Invalid port ${port}`);
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new TypeError('host must be a non-empty string');
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+  if (o.reusePort !== undefined && typeof o.reusePort !== 'boolean') throw new TypeError('reusePort must be a boolean');
+  if (o.reusePort && process.platform !== 'linux') throw new TypeError('reusePort needs Linux (SO_REUSEPORT balancing)');
   const signals = o.signals === undefined || o.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : o.signals === false ? [] : o.signals;
   if (!Array.isArray(signals)) throw new TypeError('signals must be a boolean or a list of signal names');
   if (o.entry !== undefined && typeof o.entry !== 'string' && !(o.entry instanceof URL)) throw new TypeError('entry must be a path or a file URL');
@@ -81,6 +87,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     port,
     host: o.host ?? '0.0.0.0',
     tls: o.tls,
+    reusePort: o.reusePort ?? false,
     signals,
     shutdownTimeout: ms('shutdownTimeout', o.shutdownTimeout, 10_000),
     stallTimeout: ms('stallTimeout', o.stallTimeout, 10_000),

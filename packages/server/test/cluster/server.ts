@@ -15,6 +15,7 @@ const server = await cluster(
     port: 0,
     host: '127.0.0.1',
     tls,
+    reusePort: env.REUSE_PORT === '1',
     stallTimeout: Number(env.STALL_MS ?? 10_000),
     restartDelay: 50,
     shutdownTimeout: 5000,
@@ -22,7 +23,7 @@ const server = await cluster(
   },
   () => {
     if (env.FACTORY_THROWS) throw new Error('factory failed: no database');
-    const app = new App({ tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
+    const app = new App({ tls: env.APP_NO_TLS ? undefined : tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
     app.get('/who', () => ({ worker: app.worker, thread: threadId }));
     app.get('/slow', async (req) => {
       await new Promise((r) => setTimeout(r, Number(req.query.ms ?? 200)));
