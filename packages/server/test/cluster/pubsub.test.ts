@@ -95,3 +95,29 @@ test('interest tracking: a worker with no subscriber of a topic is sent none of 
   await byWorker.get(1)!.request('say', { topic: 'lonely', n: 10 });
   assert.equal(((await byWorker.get(1)!.request('stats')) as any).sent, sent, 'nothing sent for a topic nobody watches');
 });
+
+test('coalescePublishes across workers: one frame per topic per turn reaches the other workers, order kept', async () => {
+  const coalescing = await startCluster({ WORKERS: '3', COALESCE: '1' });
+  const { byWorker, spare } = await clientOnEachWorker(coalescing.port, 3);
+  try {
+    const got = new Map<number, unknown[]>();
+    for (const [worker, client] of byWorker) {
+      const list: unknown[] = [];
+      got.set(worker, list);
+      client.subscribe('batched', (_e, d) => list.push(d));
+    }
+    await waitFor(async () => [...(await fromEachWorker(coalescing.port, '/counts?topic=batched', 3)).values()].every((a) => a.cluster === 3), 5000, 'subscriptions');
+    const publisher = await fromEachWorker(coalescing.port, '/who', 3);
+    assert.equal(publisher.size, 3);
+    const { body } = await get(coalescing.port, '/publish?topic=batched&n=50');
+    const stats = (await byWorker.get(body.worker)!.request('stats')) as any;
+    await waitFor(() => [...got.values()].every((l) => l.length >= 50), 5000, 'every delivery');
+    await new Promise((r) => setTimeout(r, 200));
+    for (const list of got.values()) assert.deepEqual(list, Array.from({ length: 50 }, (_, i) => ({ from: body.worker, i })));
+    // The publishing worker's first sends: the 50 publishes as one batch frame to each of the two others.
+    assert.equal(stats.sent, 2);
+  } finally {
+    for (const c of [...byWorker.values(), ...spare]) c.close();
+    await coalescing.stop();
+  }
+});
