@@ -40,7 +40,8 @@ export async function cluster(options: ClusterOptions, factory: AppFactory): Pro
   const data = isMainThread ? undefined : (workerData as Record<string, WorkerData> | null)?.[WORKER_MARK];
   if (data !== undefined) return runWorker(data, factory);
   const o = resolveClusterOptions(options);
-  return o.workers <= 1 ? inProcess(o, factory) : primary(o);
+  if (o.forceThreads && o.workers === 0) o.workers = 1;
+  return o.workers <= 1 && !o.forceThreads ? inProcess(o, factory) : primary(o);
 }
 
 async function inProcess(o: ResolvedClusterOptions, factory: AppFactory): Promise<ClusterServer> {

@@ -35,6 +35,8 @@ export interface ClusterOptions {
   restartDelay?: number;
   /** The module the workers run. Default: the main module (`process.argv[1]`), i.e. the file that called cluster(). */
   entry?: string | URL;
+  /** @internal Worker threads even for `workers: 1` (bench/cluster.mjs measures what the cluster costs). */
+  forceThreads?: boolean;
   /** The primary's logger (worker deaths, restarts, shutdown). Workers log through their App's logger. Default: silent. */
   logger?: Logger;
 }
@@ -52,6 +54,7 @@ export interface ResolvedClusterOptions {
   restartDelay: number;
   entry: string | URL | undefined;
   logger: Logger;
+  forceThreads: boolean;
 }
 
 /** `WORKERS` wins over `workers`; 'auto' is the number of cores this process may use. */
@@ -95,5 +98,6 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     restartDelay: ms('restartDelay', o.restartDelay, 100),
     entry: o.entry,
     logger: o.logger ?? silentLogger,
+    forceThreads: o.forceThreads === true,
   };
 }
