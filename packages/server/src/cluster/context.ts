@@ -13,8 +13,8 @@ export interface WorkerContext {
    * its own bus, if it has one); later ones keep their own.
    */
   claimBus(app: object, own: Bus | undefined): Bus | undefined;
-  /** Messages this worker sent to and received from the others. */
-  stats(): { readonly sent: number; readonly received: number };
+  /** Messages this worker sent to and received from the others; static files it loaded itself or took from another worker. */
+  stats(): { readonly sent: number; readonly received: number; readonly staticMade: number; readonly staticShared: number };
 }
 
 let current: WorkerContext | undefined;

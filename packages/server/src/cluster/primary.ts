@@ -6,6 +6,7 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { listenAcceptor, type Acceptor } from '../app/acceptor.ts';
 import type { ResolvedClusterOptions } from './options.ts';
+import { ByteRegistry } from './static-bytes.ts';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
 
 /** Backoff stops growing here; a worker that stayed up this long starts over from the first delay. */
@@ -33,6 +34,11 @@ export class Primary {
   private readonly heartbeatEvery: number;
   private readonly watchdog: NodeJS.Timeout | undefined;
   private closing = false;
+  /** app.static() bytes shared by the workers. */
+  private readonly bytes = new ByteRegistry((id, reply) => {
+    const worker = this.slots[id - 1]?.worker;
+    if (worker) this.tell(worker, reply);
+  });
   /** Stalled workers replaced but still running (see retire()). */
   private readonly abandoned = new Set<Worker>();
   private readonly o: ResolvedClusterOptions;
@@ -65,6 +71,11 @@ export class Primary {
     let total = 0;
     for (let i = 0; i < this.connections.length; i++) total += Atomics.load(this.connections, i);
     return total;
+  }
+
+  /** Bytes of app.static() files held for the whole cluster. */
+  get staticBytes(): number {
+    return this.bytes.size;
   }
 
   /** Workers started and serving now (fewer than configured while one restarts). */
@@ -118,6 +129,9 @@ export class Primary {
         } else if (message.type === 'failed') fail(asError(message.error));
         else if (message.type === 'fatal') this.died(slot, worker, asError(message.error), 'uncaught exception', 'abort');
         else if (message.type === 'closed') slot.onClosed?.();
+        else if (message.type === 'bytes-get' || message.type === 'bytes-put' || message.type === 'bytes-failed') {
+          if (slot.worker === worker) this.bytes.handle(slot.id, message);
+        }
       });
       worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));
       worker.on('exit', (code) => {
@@ -148,6 +162,7 @@ export class Primary {
     slot.worker = null;
     slot.ready = false;
     Atomics.store(this.connections, slot.id, 0);
+    this.bytes.forget(slot.id);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
     if (how === 'terminate') void worker.terminate();
     else if (how === 'abort' || how === 'abandon') {

@@ -1,6 +1,7 @@
 // What the primary and its workers say to each other (through the Worker's message port),
 // and what a worker is given at birth (workerData). Internal to src/cluster/.
 import type { MessagePort } from 'node:worker_threads';
+import type { BytesReply, BytesRequest } from './static-bytes.ts';
 
 /** workerData key marking a thread as a cluster worker, so cluster() runs the factory there. */
 export const WORKER_MARK = '__tachyonClusterWorker';
@@ -26,7 +27,8 @@ export type ToWorker =
   | { type: 'peer-gone'; id: number }
   | { type: 'close'; timeout: number }
   /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
-  | { type: 'abort' };
+  | { type: 'abort' }
+  | BytesReply;
 
 export type FromWorker =
   /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */
@@ -35,4 +37,5 @@ export type FromWorker =
   | { type: 'failed'; error: unknown }
   /** An uncaught exception or unhandled rejection after the start. */
   | { type: 'fatal'; error: unknown }
-  | { type: 'closed' };
+  | { type: 'closed' }
+  | BytesRequest;

@@ -9,6 +9,8 @@ import type { Bus } from '../realtime/bus/index.ts';
 import { enterWorker } from './context.ts';
 import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
 import { ThreadBus } from './thread-bus.ts';
+import { WorkerByteStore } from './static-bytes.ts';
+import { installByteStore } from '../serving/static/shared-bytes.ts';
 
 export type AppFactory = () => App | Promise<App>;
 
@@ -25,6 +27,9 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     }
   };
   const bus = new ThreadBus(data.id, new Int32Array(data.connections));
+  // app.static() files: held once for the whole cluster (static-bytes.ts).
+  const bytes = new WorkerByteStore((message) => parent.postMessage(message));
+  installByteStore(bytes);
   let owner: object | undefined;
   enterWorker({
     id: data.id,
@@ -35,7 +40,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       if (own !== undefined) bus.compose(own);
       return bus;
     },
-    stats: () => bus.stats,
+    stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
   });
   const beats = new Int32Array(data.heartbeats);
   setInterval(() => Atomics.add(beats, data.id, 1), data.heartbeatEvery).unref();
@@ -60,7 +65,8 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   };
   process.on('exit', abort);
   parent.on('message', (message: ToWorker) => {
-    if (message.type === 'peer') bus.addPeer(message.id, message.port);
+    if (message.type === 'bytes') bytes.reply(message);
+    else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
     else if (message.type === 'abort') {
       abort();

@@ -49,6 +49,22 @@ test('socket.publish on one worker reaches the subscribers on every worker once,
   for (const [worker, list] of got) assert.deepEqual(list, expected, `worker ${worker}: each message once, in order`);
 });
 
+test('large messages for several workers (shared memory, copied once) arrive intact and in order', async () => {
+  const { byWorker, spare } = await clientOnEachWorker(cluster.port, 3);
+  clients.push(...byWorker.values(), ...spare);
+  const got = new Map<number, any[]>();
+  for (const worker of [2, 3]) {
+    const list: any[] = [];
+    got.set(worker, list);
+    byWorker.get(worker)!.subscribe('big', (_e, d) => list.push(d));
+  }
+  await clusterCount('big', 2);
+  const pad = 'é'.repeat(3000); // 6,000 UTF-8 bytes: above the 1 KiB sharing threshold
+  await byWorker.get(1)!.request('say', { topic: 'big', n: 20, pad });
+  await waitFor(() => [...got.values()].every((l) => l.length >= 20), 5000, 'every delivery');
+  for (const list of got.values()) assert.deepEqual(list, Array.from({ length: 20 }, (_, i) => ({ from: 1, i, pad })));
+});
+
 test('app.publish reaches subscribers in the other workers; cluster-wide counts beside local ones', async () => {
   const { byWorker, spare } = await clientOnEachWorker(cluster.port, 3);
   clients.push(...byWorker.values(), ...spare);

@@ -24,6 +24,7 @@ const server = await cluster(
   () => {
     if (env.FACTORY_THROWS) throw new Error('factory failed: no database');
     const app = new App({ tls: env.APP_NO_TLS ? undefined : tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
+    if (env.STATIC_DIR) app.static('/static', env.STATIC_DIR);
     app.get('/who', () => ({ worker: app.worker, thread: threadId }));
     app.get('/slow', async (req) => {
       await new Promise((r) => setTimeout(r, Number(req.query.ms ?? 200)));
@@ -65,7 +66,12 @@ const server = await cluster(
       events: {
         who: { handler: () => app.worker },
         stats: { handler: () => ({ worker: app.worker, ...clusterWorker()?.stats() }) },
-        say: { handler: (socket, data: any) => { for (let i = 0; i < (data.n ?? 1); i++) socket.publish(data.topic, 'said', { from: app.worker, i }); return true; } },
+        say: {
+          handler: (socket, data: any) => {
+            for (let i = 0; i < (data.n ?? 1); i++) socket.publish(data.topic, 'said', { from: app.worker, i, ...(data.pad ? { pad: data.pad } : {}) });
+            return true;
+          },
+        },
       },
     });
     return app;

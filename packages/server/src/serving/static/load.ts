@@ -10,6 +10,7 @@ import { brotliCompress, gzip } from 'node:zlib';
 import { precompressBrotliOptions, PRECOMPRESS_GZIP_OPTIONS } from '../compressors.ts';
 import { buildEntry, type Entry, type Source } from './entry.ts';
 import { isTextual, mimeInfo, type MimeInfo } from './mime.ts';
+import { internBytes, type LoadedBytes } from './shared-bytes.ts';
 import type { StaticConfig } from './options.ts';
 
 const LOAD_CONCURRENCY = 8;
@@ -176,7 +177,13 @@ export class FileTable {
       src.body = body;
       src.size = body.length;
       src.hash = hash('sha1', body, 'base64url').slice(0, 16);
-      if (c.precompress && info.compressible && body.length >= MIN_COMPRESS_SIZE) await precompress(src, body, info);
+      const compress = c.precompress && info.compressible && body.length >= MIN_COMPRESS_SIZE;
+      // Shared between cluster workers when a store is installed (shared-bytes.ts).
+      const read = body;
+      const bytes = await internBytes(`${real}\0${src.hash}\0${compress ? info.type : ''}`, () => (compress ? precompress(read, info) : Promise.resolve({ body: read, br: undefined, gzip: undefined })));
+      src.body = bytes.body;
+      src.br = bytes.br;
+      src.gzip = bytes.gzip;
     }
     return buildEntry(src, c, undefined);
   }
@@ -217,11 +224,10 @@ export class FileTable {
   }
 }
 
-/** Adds the brotli and gzip variants of a body to `src`, each only when smaller than the body. */
-async function precompress(src: Source, body: Buffer, info: MimeInfo): Promise<void> {
+/** The body with its brotli and gzip variants, each only when smaller than the body. */
+async function precompress(body: Buffer, info: MimeInfo): Promise<LoadedBytes> {
   const [br, gz] = await Promise.all([brotliAsync(body, precompressBrotliOptions(body.length, isTextual(info))), gzipAsync(body, PRECOMPRESS_GZIP_OPTIONS)]);
-  if (br.length < body.length) src.br = br;
-  if (gz.length < body.length) src.gzip = gz;
+  return { body, br: br.length < body.length ? br : undefined, gzip: gz.length < body.length ? gz : undefined };
 }
 
 /** Runs `fn` over `items` with bounded concurrency. */
