@@ -2,7 +2,7 @@
 // The primary keeps a registry of shared file bytes by key; a worker loading a file asks it:
 // if another worker already made the bytes, it gets them (SharedArrayBuffer-backed views:
 // posting them shares the memory, nothing is copied); if nobody has, it is told to make them
-// (read and compress), copies them into shared memory once and hands them to the registry;
+// (read, hash and compress), copies them into shared memory once and hands them to the registry;
 // if another worker is making them right now, it waits for those. The registry holds what it
 // was given until the cluster closes (with watch mode, replaced files' old bytes stay too).
 import type { ByteStore, LoadedBytes } from '../serving/static/shared-bytes.ts';
@@ -10,6 +10,7 @@ import type { ByteStore, LoadedBytes } from '../serving/static/shared-bytes.ts';
 /** File bytes in shared memory, as they travel between threads. */
 export interface SharedBytes {
   body: Uint8Array;
+  hash: string;
   br: Uint8Array | undefined;
   gzip: Uint8Array | undefined;
 }
@@ -52,7 +53,7 @@ export class WorkerByteStore implements ByteStore {
     });
     if (found !== undefined) {
       this.stats.shared++;
-      return { body: toBuffer(found.body)!, br: toBuffer(found.br), gzip: toBuffer(found.gzip) };
+      return { body: toBuffer(found.body)!, hash: found.hash, br: toBuffer(found.br), gzip: toBuffer(found.gzip) };
     }
     let made: LoadedBytes;
     try {
@@ -62,9 +63,9 @@ export class WorkerByteStore implements ByteStore {
       throw err;
     }
     this.stats.made++;
-    const shared: SharedBytes = { body: toShared(made.body)!, br: toShared(made.br), gzip: toShared(made.gzip) };
+    const shared: SharedBytes = { body: toShared(made.body)!, hash: made.hash, br: toShared(made.br), gzip: toShared(made.gzip) };
     this.post({ type: 'bytes-put', key, bytes: shared });
-    return { body: toBuffer(shared.body)!, br: toBuffer(shared.br), gzip: toBuffer(shared.gzip) };
+    return { body: toBuffer(shared.body)!, hash: shared.hash, br: toBuffer(shared.br), gzip: toBuffer(shared.gzip) };
   }
 }
 
