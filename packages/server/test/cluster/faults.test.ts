@@ -2,6 +2,7 @@
 // connections. A factory that throws fails startup with its error.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { cluster as startClusterInProcess, App } from '../../src/index.ts';
 import { clientOnEachWorker, fromEachWorker, get, startCluster, waitFor, type Cluster } from './harness.ts';
 
 let cluster: Cluster;
@@ -72,4 +73,16 @@ test('WORKERS overrides the option; 1 runs in-process; a bad value fails with a 
     await one.stop();
   }
   await assert.rejects(startCluster({ WORKERS: 'many' }), /WORKERS must be 'auto' or an integer/);
+});
+
+test('bad options and a missing factory are refused before anything starts', async () => {
+  const factory = () => new App();
+  delete process.env.WORKERS; // it would override the option under test
+  await assert.rejects(startClusterInProcess({ workers: -1 }, factory), /workers must be 'auto' or an integer/);
+  await assert.rejects(startClusterInProcess({ workers: 2.5 }, factory), /workers must be 'auto' or an integer/);
+  await assert.rejects(startClusterInProcess({ port: 70000 }, factory), /Invalid port 70000/);
+  await assert.rejects(startClusterInProcess({ stallTimeout: -5 }, factory), /stallTimeout must be a number of ms/);
+  await assert.rejects(startClusterInProcess({ signals: 'SIGTERM' as never }, factory), /signals must be/);
+  await assert.rejects(startClusterInProcess({}, undefined as never), /needs a factory function/);
+  await assert.rejects(startClusterInProcess(null as never, factory), /options must be an object/);
 });

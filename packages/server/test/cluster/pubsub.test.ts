@@ -30,6 +30,14 @@ test('one port, requests spread over every worker, each tagged with its worker',
   assert.equal(new Set([...answers.values()].map((a) => a.thread)).size, 3, 'three threads');
 });
 
+test("the app's log lines carry its worker id", async () => {
+  const { body } = await get(cluster.port, '/log');
+  await waitFor(() => cluster.lines.some((l) => l?.msg === 'a line from the app'), 5000, 'the log line');
+  const line = cluster.lines.find((l) => l?.msg === 'a line from the app');
+  assert.equal(line.worker, body.worker);
+  assert.equal(line.level, 'warn');
+});
+
 test('socket.publish on one worker reaches the subscribers on every worker once, in order', async () => {
   const { byWorker, spare } = await clientOnEachWorker(cluster.port, 3);
   clients.push(...byWorker.values(), ...spare);

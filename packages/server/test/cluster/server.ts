@@ -25,6 +25,10 @@ const server = await cluster(
     if (env.FACTORY_THROWS) throw new Error('factory failed: no database');
     const app = new App({ tls: env.APP_NO_TLS ? undefined : tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
     if (env.STATIC_DIR) app.static('/static', env.STATIC_DIR);
+    app.get('/log', () => {
+      app.logger.warn('a line from the app');
+      return { worker: app.worker };
+    });
     app.get('/who', () => ({ worker: app.worker, thread: threadId }));
     app.get('/slow', async (req) => {
       await new Promise((r) => setTimeout(r, Number(req.query.ms ?? 200)));
