@@ -73,16 +73,6 @@ export class Primary {
     return total;
   }
 
-  /** Bytes of app.static() files held for the whole cluster. */
-  get staticBytes(): number {
-    return this.bytes.size;
-  }
-
-  /** Workers started and serving now (fewer than configured while one restarts). */
-  get live(): number {
-    return this.slots.filter((s) => s.ready).length;
-  }
-
   private spawn(slot: Slot): Promise<void> {
     const data: WorkerData = {
       id: slot.id,

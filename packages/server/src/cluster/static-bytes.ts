@@ -121,11 +121,4 @@ export class ByteRegistry {
       this.send(next.worker, { type: 'bytes', ref: next.ref, bytes: undefined });
     }
   }
-
-  /** Bytes held (each shared by every worker). */
-  get size(): number {
-    let total = 0;
-    for (const b of this.made.values()) total += b.body.byteLength + (b.br?.byteLength ?? 0) + (b.gzip?.byteLength ?? 0);
-    return total;
-  }
 }

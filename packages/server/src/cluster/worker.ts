@@ -83,9 +83,9 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     if (owner !== app) throw new Error('cluster(): the factory must return the first App it created in the worker');
     if (app._tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
     if (data.mode === 'acceptor') {
-      const started = await app._startForAcceptor(data.port, data.host);
-      server = started.server;
-      post({ type: 'ready', descriptor: started.descriptor });
+      const handedTo = await app._startForAcceptor(data.port, data.host);
+      server = handedTo.server;
+      post({ type: 'ready', descriptor: handedTo.descriptor });
     } else {
       server = await app._listenShared(data.port, data.host);
       post({ type: 'ready' });
