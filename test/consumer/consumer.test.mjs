@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +55,16 @@ console.log('PORT ' + server.port);
 process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));
 `;
 
+const CLUSTER = `import { App, cluster } from '@tachyon/server';
+
+const server = await cluster({ workers: 2, port: 0, host: '127.0.0.1' }, () => {
+  const app = new App();
+  app.get('/who', () => ({ worker: app.worker }));
+  return app;
+});
+console.log('PORT ' + server.port + ' ' + server.workers);
+`;
+
 const CLIENT = `import { connect } from '@tachyon/client';
 
 type Requests = { add: { data: { a: number; b: number }; reply: { sum: number } } };
@@ -94,6 +105,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }, null, 2));
     writeFileSync(join(app, 'server.ts'), SERVER);
     writeFileSync(join(app, 'client.ts'), CLIENT);
+    writeFileSync(join(app, 'cluster.ts'), CLUSTER);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
     const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
@@ -162,6 +174,45 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type'), /javascript/);
     assert.match(await res.text(), /export\{/);
+  });
+
+  test('cluster(): the packed server on 2 worker threads, one port, stopped by SIGTERM', async () => {
+    const proc = spawn(node, ['cluster.ts'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      const clusterPort = await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no PORT line within 20 s:\n${output}`)), 20_000);
+        const onData = (d) => {
+          output += d;
+          const m = /PORT (\d+) 2/.exec(output);
+          if (m) {
+            clearTimeout(timer);
+            resolve(Number(m[1]));
+          }
+        };
+        proc.stdout.on('data', onData);
+        proc.stderr.on('data', onData);
+        void exited.then(() => reject(new Error(`exited:\n${output}`)));
+      });
+      const workers = new Set();
+      for (let i = 0; i < 6; i++) {
+        // A new connection each time (the acceptor deals connections round-robin).
+        const body = await new Promise((resolve, reject) => {
+          http.get({ host: '127.0.0.1', port: clusterPort, path: '/who', agent: false }, (res) => {
+            let text = '';
+            res.on('data', (d) => (text += d)).on('end', () => resolve(text));
+          }).on('error', reject);
+        });
+        workers.add(JSON.parse(body).worker);
+      }
+      assert.deepEqual([...workers].sort(), [1, 2]);
+    } finally {
+      proc.kill('SIGTERM');
+      const kill = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      assert.deepEqual(await exited, { code: null, signal: 'SIGTERM' }, output);
+      clearTimeout(kill);
+    }
   });
 
   test('without @tachyon/client installed, app.client() says what to install', () => {

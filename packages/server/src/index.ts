@@ -1,4 +1,4 @@
-export { App, type AppOptions, type ListenOptions, type MountOptions, type Server } from './app/app.ts';
+export { App, type AppOptions, type ClusterCounts, type ListenOptions, type MountOptions, type Server } from './app/app.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './serving/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
@@ -31,3 +31,4 @@ export { rateLimit, MemoryRateLimitStore, type RateLimitHit, type RateLimitOptio
 export type { AppView } from './app/settings.ts';
 export { health, type HealthCheck, type HealthOptions } from './middleware/health/index.ts';
 export { metrics, type MetricsMiddleware, type MetricsOptions } from './middleware/metrics/index.ts';
+export { cluster, type AppFactory, type ClusterOptions, type ClusterServer } from './cluster/index.ts';

@@ -3,6 +3,7 @@
 // its own worker thread. This is how uWS spreads one port over threads on every platform
 // (unlike SO_REUSEPORT). Internal: the building block for worker-thread clustering.
 import { loadUws, type UwsApp, type UwsListenSocket } from '../uws/index.ts';
+import { withTlsFiles, type TlsIdentity } from '../serving/tls.ts';
 import { listenOn } from './server.ts';
 
 export interface Acceptor {
@@ -16,10 +17,19 @@ export interface Acceptor {
   close(): void;
 }
 
-/** Listens on host:port (port 0 picks a free one) for child apps in other threads. @internal */
-export async function listenAcceptor(port = 0, host = '0.0.0.0'): Promise<Acceptor> {
+/**
+ * Listens on host:port (port 0 picks a free one) for child apps in other threads. With `tls`
+ * the acceptor is an SSLApp: uWS needs acceptor and children to agree (the children do the
+ * handshakes). @internal
+ */
+export async function listenAcceptor(port = 0, host = '0.0.0.0', tls?: TlsIdentity): Promise<Acceptor> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Invalid port ${port}`);
-  const uws: UwsApp = loadUws().App();
+  const uws: UwsApp = tls ? withTlsFiles(tls, (o) => loadUws().SSLApp(o)) : loadUws().App();
+  // Only while no child app is attached (starting, or every worker restarting): uWS serves
+  // the connection itself then. A clear 503 beats the route-less 404.
+  uws.any('/*', (res) => {
+    res.writeStatus('503 Service Unavailable').writeHeader('retry-after', '1').writeHeader('connection', 'close').end('No worker is ready\n');
+  });
   const listening = await listenOn(uws, host, port);
   let socket: UwsListenSocket | null = listening.socket;
   const children = new Set<number>();

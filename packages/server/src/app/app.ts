@@ -24,9 +24,23 @@ import { closeOnSignals, listenOn, makeServer, type Running, type Server } from 
 import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
 import { wsStatsOf } from '../realtime/stats.ts';
+import { clusterWorker } from '../cluster/context.ts';
+import { withBindings } from './logger.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { Server } from './server.ts';
+
+/** Cluster-wide counts, beside the app's local `subscribers()` and `connections`. */
+export interface ClusterCounts {
+  /** This app's worker id (1..workers), 0 outside a cluster. */
+  readonly worker: number;
+  /** Worker threads in the cluster, 0 outside one. */
+  readonly workers: number;
+  /** Subscribers of `topic` in every worker (counts travel between workers once per event-loop turn). */
+  subscribers(topic: string): number;
+  /** Open WebSocket connections in every worker. */
+  readonly connections: number;
+}
 
 export interface MountOptions {
   /** Share responses between concurrent identical anonymous GET/HEAD requests. */
@@ -55,13 +69,30 @@ export class App extends Router {
   private readonly servingHandlers = new WeakSet<object>();
   private started: Promise<Running> | undefined;
   private loopback: Loopback | undefined;
+  /** The cluster worker serving with this app (1..workers), or 0 outside a cluster (docs/cluster.md). */
+  readonly worker: number;
+  /** Counts over every worker of the cluster (this app's own outside one). */
+  readonly cluster: ClusterCounts;
 
   constructor(options: AppOptions = {}) {
     super();
     this.config = resolveAppOptions(options);
     this._settings = this.config.settings;
     this._settings.app = this;
-    this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
+    // In a cluster worker: the worker's thread bus, and its id in every log line.
+    const worker = clusterWorker();
+    this.worker = worker?.id ?? 0;
+    if (worker !== undefined) this._settings.logger = withBindings(this._settings.logger, { worker: worker.id });
+    const bus = worker !== undefined ? worker.claimBus(this, this.config.bus) : this.config.bus;
+    const hub = (this.hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger));
+    this.cluster = Object.freeze({
+      worker: this.worker,
+      workers: worker?.workers ?? 0,
+      subscribers: (topic: string) => hub.totalSubscribers(topic),
+      get connections() {
+        return hub.totalConnections;
+      },
+    });
   }
 
   /**
@@ -140,12 +171,12 @@ export class App extends Router {
     return this.hub.publishRaw(topic, message, isBinary);
   }
 
-  /** Number of sockets subscribed to `topic` in this process. */
+  /** Number of sockets subscribed to `topic` in this app (this worker; `app.cluster.subscribers` for all). */
   subscribers(topic: string): number {
     return this.hub.subscribers(topic);
   }
 
-  /** Open WebSocket connections. */
+  /** Open WebSocket connections to this app (this worker; `app.cluster.connections` for all). */
   get connections(): number {
     return this.hub.connections;
   }
@@ -277,6 +308,31 @@ export class App extends Router {
   /** Starts once, whoever asks first (listen, request, an acceptor). */
   private startOnce(): Promise<Running> {
     return (this.started ??= this.start());
+  }
+
+  /**
+   * Listens on a port other threads of this process share with SO_REUSEPORT (cluster workers
+   * with `reusePort` on Linux; the port must already be resolved). @internal
+   */
+  async _listenShared(port: number, host: string): Promise<Server> {
+    if (this.server) throw new Error('This app is already started');
+    const run = await this.startOnce();
+    const { socket } = await listenOn(run.uws, host, port, true);
+    this.server = makeServer(run, socket, host, port);
+    return this.server;
+  }
+
+  /**
+   * Drops every connection now, without draining: a cluster worker that is dying. Its thread
+   * can then end; a thread that ends while uWS still holds sockets aborts the process. @internal
+   */
+  _abort(): void {
+    this.uws?.close();
+  }
+
+  /** @internal */
+  get _tls(): boolean {
+    return this.config.tls !== undefined;
   }
 
   /** Waits for static files, compiles every route once, starts the bus. */

@@ -30,12 +30,13 @@ export interface Running {
   readonly stopAccepting?: () => void;
 }
 
-/** Listens on host:port with an exclusive port (no silent SO_REUSEPORT sharing). */
-function listenSocket(uws: UwsApp, host: string, port: number): Promise<UwsListenSocket> {
+/** Listens on host:port with an exclusive port (no silent SO_REUSEPORT sharing), unless `shared`. */
+function listenSocket(uws: UwsApp, host: string, port: number, shared: boolean): Promise<UwsListenSocket> {
   return new Promise((resolve, reject) => {
     // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port
-    // would silently share its traffic instead of failing.
-    uws.listen(host, port, loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+    // would silently share its traffic instead of failing. Shared is for cluster workers
+    // that split one port on purpose (docs/cluster.md, "Two ways to share a port").
+    uws.listen(host, port, shared ? 0 : loadUws().LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (socket) resolve(socket);
       else reject(new ListenError(`Could not listen on ${host}:${port} (address in use or not available)`));
     });
@@ -46,11 +47,11 @@ function listenSocket(uws: UwsApp, host: string, port: number): Promise<UwsListe
  * Listens on host:port; port 0 picks a free port first (see free-port.ts) and, since another
  * process may take it in between, tries up to three ports.
  */
-export async function listenOn(uws: UwsApp, host: string, requested: number): Promise<{ socket: UwsListenSocket; port: number }> {
+export async function listenOn(uws: UwsApp, host: string, requested: number, shared = false): Promise<{ socket: UwsListenSocket; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const port = requested === 0 ? await pickFreePort(host) : requested;
     try {
-      return { socket: await listenSocket(uws, host, port), port };
+      return { socket: await listenSocket(uws, host, port, shared), port };
     } catch (err) {
       if (requested !== 0 || attempt >= 3 || !(err instanceof ListenError)) throw err;
     }

@@ -67,12 +67,18 @@ export class WsHub {
 
   /** A socket subscribed: the first local subscriber of a topic makes the bus interested. @internal */
   subscribed(topic: string): void {
-    if (this.remote !== null && this.uws !== null && this.uws.numSubscribers(topic) === 1) this.remote.interest(topic, true);
+    if (this.remote === null || this.uws === null) return;
+    const count = this.uws.numSubscribers(topic);
+    this.remote.subscriberCount?.(topic, count);
+    if (count === 1) this.remote.interest(topic, true);
   }
 
   /** A socket unsubscribed: the last one gone ends the bus's interest. @internal */
   unsubscribed(topic: string): void {
-    if (this.remote !== null && this.uws !== null && this.uws.numSubscribers(topic) === 0) this.remote.interest(topic, false);
+    if (this.remote === null || this.uws === null) return;
+    const count = this.uws.numSubscribers(topic);
+    this.remote.subscriberCount?.(topic, count);
+    if (count === 0) this.remote.interest(topic, false);
   }
 
   /**
@@ -107,11 +113,14 @@ export class WsHub {
   /** @internal */
   add(socket: Socket<any>): void {
     this.sockets.add(socket);
+    this.remote?.connectionCount?.(this.sockets.size);
   }
 
   /** @internal */
   remove(socket: Socket<any>): void {
-    if (!this.sockets.delete(socket) || this.sockets.size > 0) return;
+    if (!this.sockets.delete(socket)) return;
+    this.remote?.connectionCount?.(this.sockets.size);
+    if (this.sockets.size > 0) return;
     const idle = this.idle;
     this.idle = [];
     for (const wake of idle) wake();
@@ -184,6 +193,16 @@ export class WsHub {
 
   subscribers(topic: string): number {
     return this.uws === null ? 0 : this.uws.numSubscribers(topic);
+  }
+
+  /** Subscribers of `topic` on the whole bus (every worker), or this process's when the bus cannot tell. */
+  totalSubscribers(topic: string): number {
+    return this.remote?.subscribers?.(topic) ?? this.subscribers(topic);
+  }
+
+  /** Open WebSocket connections on the whole bus, or this process's when the bus cannot tell. */
+  get totalConnections(): number {
+    return this.remote?.connections?.() ?? this.sockets.size;
   }
 
   /** Closes every socket with `code` and resolves when all are gone (or after `timeout` ms, cutting the rest). */

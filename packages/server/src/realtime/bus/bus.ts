@@ -32,8 +32,17 @@ export interface Bus {
    * readiness probe, never per message: keep it a field read.
    */
   ready?(): boolean;
-  /** Subscribers of `topic` on the whole bus, when the transport can tell (else undefined). */
+  /** Subscribers of `topic` on the whole bus, this process included, when the transport can tell (else undefined). */
   subscribers?(topic: string): number | undefined;
+  /**
+   * Optional, for cluster-wide counts: the number of this process's subscribers of `topic`
+   * changed (called after every subscribe and unsubscribe, not only the first and last).
+   */
+  subscriberCount?(topic: string, count: number): void;
+  /** Optional, for cluster-wide counts: this process's open WebSocket connections changed. */
+  connectionCount?(count: number): void;
+  /** Open WebSocket connections on the whole bus, this process included, when the transport can tell. */
+  connections?(): number | undefined;
   /** Stops: unsubscribes and disconnects. Called when the app closes, after its sockets. */
   close(): void | Promise<void>;
 }

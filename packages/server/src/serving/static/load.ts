@@ -10,6 +10,7 @@ import { brotliCompress, gzip } from 'node:zlib';
 import { precompressBrotliOptions, PRECOMPRESS_GZIP_OPTIONS } from '../compressors.ts';
 import { buildEntry, type Entry, type Source } from './entry.ts';
 import { isTextual, mimeInfo, type MimeInfo } from './mime.ts';
+import { internBytes, type LoadedBytes } from './shared-bytes.ts';
 import type { StaticConfig } from './options.ts';
 
 const LOAD_CONCURRENCY = 8;
@@ -161,22 +162,28 @@ export class FileTable {
     }
     if (!this.inside(real)) return undefined;
     let st;
-    let body: Buffer | undefined;
+    const info = mimeInfo(rel);
+    let loaded: LoadedBytes | undefined;
     try {
       st = await stat(real);
       if (!st.isFile()) return undefined;
-      if (st.size <= c.threshold) body = await readFile(real);
+      if (st.size <= c.threshold) {
+        // Shared between cluster workers when a store is installed (shared-bytes.ts), keyed by
+        // the file's identity and version: the other workers need not even read it.
+        const variants = c.precompress && info.compressible ? info.type : '';
+        loaded = await internBytes(`${real}\0${st.dev}:${st.ino}\0${st.size}\0${st.mtimeMs}\0${variants}`, () => readBytes(real, info, c));
+      }
     } catch (err) {
       if (isErrno(err, 'ENOENT', 'ENOTDIR')) return undefined; // removed while we were loading
       throw err;
     }
-    const info = mimeInfo(rel);
     const src: Source = { rel, abs, mime: info, size: st.size, mtimeMs: st.mtimeMs, body: undefined, hash: '', br: undefined, gzip: undefined };
-    if (body !== undefined && body.length <= c.threshold /* it may have grown meanwhile */) {
-      src.body = body;
-      src.size = body.length;
-      src.hash = hash('sha1', body, 'base64url').slice(0, 16);
-      if (c.precompress && info.compressible && body.length >= MIN_COMPRESS_SIZE) await precompress(src, body, info);
+    if (loaded !== undefined && loaded.body.length <= c.threshold /* it may have grown meanwhile */) {
+      src.body = loaded.body;
+      src.size = loaded.body.length;
+      src.hash = loaded.hash;
+      src.br = loaded.br;
+      src.gzip = loaded.gzip;
     }
     return buildEntry(src, c, undefined);
   }
@@ -217,11 +224,15 @@ export class FileTable {
   }
 }
 
-/** Adds the brotli and gzip variants of a body to `src`, each only when smaller than the body. */
-async function precompress(src: Source, body: Buffer, info: MimeInfo): Promise<void> {
+/** A file's body, its hash, and its brotli and gzip variants (each only when smaller than the body). */
+async function readBytes(real: string, info: MimeInfo, c: StaticConfig): Promise<LoadedBytes> {
+  const body = await readFile(real);
+  const loaded: LoadedBytes = { body, hash: hash('sha1', body, 'base64url').slice(0, 16), br: undefined, gzip: undefined };
+  if (body.length > c.threshold || !c.precompress || !info.compressible || body.length < MIN_COMPRESS_SIZE) return loaded;
   const [br, gz] = await Promise.all([brotliAsync(body, precompressBrotliOptions(body.length, isTextual(info))), gzipAsync(body, PRECOMPRESS_GZIP_OPTIONS)]);
-  if (br.length < body.length) src.br = br;
-  if (gz.length < body.length) src.gzip = gz;
+  if (br.length < body.length) loaded.br = br;
+  if (gz.length < body.length) loaded.gzip = gz;
+  return loaded;
 }
 
 /** Runs `fn` over `items` with bounded concurrency. */

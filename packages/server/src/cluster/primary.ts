@@ -1,0 +1,232 @@
+// The primary thread of a cluster: one acceptor listening on the port (or, in reuseport mode,
+// none: the workers listen themselves), N worker threads running the same module, the
+// MessagePort mesh between them (thread-bus.ts), and their supervision: a worker that throws,
+// exits or stalls is logged, taken out of the acceptor and replaced after a backoff; the
+// others are untouched. close() stops accepting and lets every worker drain.
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { listenAcceptor, type Acceptor } from '../app/acceptor.ts';
+import type { ResolvedClusterOptions } from './options.ts';
+import { ByteRegistry } from './static-bytes.ts';
+import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
+
+/** Backoff stops growing here; a worker that stayed up this long starts over from the first delay. */
+const MAX_RESTART_DELAY = 30_000;
+const HEALTHY_UPTIME = 30_000;
+
+interface Slot {
+  readonly id: number;
+  worker: Worker | null;
+  descriptor: number | undefined;
+  ready: boolean;
+  startedAt: number;
+  /** Consecutive deaths, for the backoff. */
+  crashes: number;
+  lastBeat: number;
+  lastBeatAt: number;
+  restartTimer: NodeJS.Timeout | undefined;
+  onClosed: (() => void) | undefined;
+}
+
+export class Primary {
+  private readonly slots: Slot[] = [];
+  private readonly connections = new Int32Array(new SharedArrayBuffer(4 * 1025));
+  private readonly heartbeats = new Int32Array(new SharedArrayBuffer(4 * 1025));
+  private readonly heartbeatEvery: number;
+  private readonly watchdog: NodeJS.Timeout | undefined;
+  private closing = false;
+  /** app.static() bytes shared by the workers. */
+  private readonly bytes = new ByteRegistry((id, reply) => {
+    const worker = this.slots[id - 1]?.worker;
+    if (worker) this.tell(worker, reply);
+  });
+  /** Stalled workers replaced but still running (see retire()). */
+  private readonly abandoned = new Set<Worker>();
+  private readonly o: ResolvedClusterOptions;
+  readonly mode: ShareMode;
+  readonly port: number;
+  /** Null in reuseport mode: the workers listen themselves. */
+  private readonly acceptor: Acceptor | null;
+  private readonly entry: string | URL;
+
+  constructor(o: ResolvedClusterOptions, mode: ShareMode, port: number, acceptor: Acceptor | null, entry: string | URL) {
+    this.o = o;
+    this.mode = mode;
+    this.port = port;
+    this.acceptor = acceptor;
+    this.entry = entry;
+    for (let id = 1; id <= o.workers; id++) {
+      this.slots.push({ id, worker: null, descriptor: undefined, ready: false, startedAt: 0, crashes: 0, lastBeat: 0, lastBeatAt: 0, restartTimer: undefined, onClosed: undefined });
+    }
+    this.heartbeatEvery = o.stallTimeout > 0 ? Math.max(10, Math.min(1000, Math.floor(o.stallTimeout / 4))) : 1000;
+    if (o.stallTimeout > 0) this.watchdog = setInterval(() => this.checkStalls(), this.heartbeatEvery).unref();
+  }
+
+  /** Starts every worker; rejects with the first failure (the caller closes the rest). */
+  async start(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => this.spawn(slot)));
+  }
+
+  /** Open WebSocket connections over all workers. */
+  get openConnections(): number {
+    let total = 0;
+    for (let i = 0; i < this.connections.length; i++) total += Atomics.load(this.connections, i);
+    return total;
+  }
+
+  private spawn(slot: Slot): Promise<void> {
+    const data: WorkerData = {
+      id: slot.id,
+      workers: this.o.workers,
+      port: this.port,
+      host: this.o.host,
+      mode: this.mode,
+      tls: this.o.tls !== undefined,
+      connections: this.connections.buffer as SharedArrayBuffer,
+      heartbeats: this.heartbeats.buffer as SharedArrayBuffer,
+      heartbeatEvery: this.heartbeatEvery,
+    };
+    const worker = new Worker(this.entry, { workerData: { [WORKER_MARK]: data } });
+    Object.assign(slot, { worker, descriptor: undefined, ready: false, startedAt: Date.now(), onClosed: undefined });
+    // The mesh: a direct port between the new worker and every other live one.
+    for (const other of this.slots) {
+      if (other === slot || other.worker === null) continue;
+      const { port1, port2 } = new MessageChannel();
+      this.tell(worker, { type: 'peer', id: other.id, port: port1 }, [port1]);
+      this.tell(other.worker, { type: 'peer', id: slot.id, port: port2 }, [port2]);
+    }
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const fail = (error: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.retire(slot, worker, 'terminate');
+        reject(error);
+      };
+      const timer = this.o.startTimeout > 0 ? setTimeout(() => fail(new Error(`cluster: worker ${slot.id} did not start within ${this.o.startTimeout} ms`)), this.o.startTimeout) : undefined;
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'ready') {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          slot.ready = true;
+          slot.lastBeat = Atomics.load(this.heartbeats, slot.id);
+          slot.lastBeatAt = Date.now();
+          slot.descriptor = message.descriptor;
+          if (message.descriptor !== undefined && !this.closing) this.acceptor?.add(message.descriptor);
+          this.o.logger.debug({ worker: slot.id, threadId: worker.threadId }, 'worker started');
+          resolve();
+        } else if (message.type === 'failed') fail(asError(message.error));
+        else if (message.type === 'fatal') this.died(slot, worker, asError(message.error), 'uncaught exception', 'abort');
+        else if (message.type === 'closed') slot.onClosed?.();
+        else if (message.type === 'bytes-get' || message.type === 'bytes-put' || message.type === 'bytes-failed') {
+          if (slot.worker === worker) this.bytes.handle(slot.id, message);
+        }
+      });
+      worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));
+      worker.on('exit', (code) => {
+        if (!settled) fail(new Error(`cluster: worker ${slot.id} exited (code ${code}) before it started`));
+        else this.died(slot, worker, undefined, `exited with code ${code}`, 'gone');
+        slot.onClosed?.();
+      });
+    });
+  }
+
+  private tell(worker: Worker, message: ToWorker, transfer?: Transferable[]): void {
+    worker.postMessage(message, transfer as never);
+  }
+
+  /**
+   * Takes a worker out: no new connections, peers forget it. How its thread ends depends on
+   * why: uWS aborts the whole process if a thread ends while it holds sockets, so a worker
+   * that may hold connections is never terminated from here. `terminate`: it has none (it
+   * never started serving). `abort`: it drops them itself, then exits. `gone`: it already
+   * exited. `abandon`: it is stuck and cannot do anything; it gets the abort message and
+   * ends when (if) its event loop turns again.
+   */
+  private retire(slot: Slot, worker: Worker, how: 'terminate' | 'abort' | 'gone' | 'abandon'): void {
+    if (slot.worker !== worker) return;
+    // First, in this thread: the acceptor must never hand a connection to a loop that is gone.
+    if (slot.descriptor !== undefined) this.acceptor?.remove(slot.descriptor);
+    slot.descriptor = undefined;
+    slot.worker = null;
+    slot.ready = false;
+    Atomics.store(this.connections, slot.id, 0);
+    this.bytes.forget(slot.id);
+    for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
+    if (how === 'terminate') void worker.terminate();
+    else if (how === 'abort' || how === 'abandon') {
+      this.tell(worker, { type: 'abort' });
+      if (how === 'abandon') {
+        this.abandoned.add(worker);
+        worker.once('exit', () => this.abandoned.delete(worker));
+      }
+    }
+  }
+
+  private died(slot: Slot, worker: Worker, err: Error | undefined, how: string, ending: 'abort' | 'gone' | 'abandon'): void {
+    if (slot.worker !== worker || this.closing) return;
+    this.o.logger.error({ worker: slot.id, err, uptime: Date.now() - slot.startedAt }, `worker ${how}: replacing it`);
+    this.retire(slot, worker, ending);
+    this.restart(slot);
+  }
+
+  private restart(slot: Slot): void {
+    if (this.closing) return;
+    if (Date.now() - slot.startedAt > HEALTHY_UPTIME) slot.crashes = 0;
+    const delay = Math.min(MAX_RESTART_DELAY, this.o.restartDelay * 2 ** slot.crashes);
+    slot.crashes++;
+    this.o.logger.info({ worker: slot.id, delay, attempt: slot.crashes }, 'restarting worker');
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = undefined;
+      if (this.closing) return;
+      this.spawn(slot).catch((err: unknown) => {
+        this.o.logger.error({ worker: slot.id, err }, 'worker failed to restart');
+        this.restart(slot);
+      });
+    }, delay);
+  }
+
+  private checkStalls(): void {
+    const now = Date.now();
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.worker === null) continue;
+      const beat = Atomics.load(this.heartbeats, slot.id);
+      if (beat !== slot.lastBeat) {
+        slot.lastBeat = beat;
+        slot.lastBeatAt = now;
+      } else if (now - slot.lastBeatAt > this.o.stallTimeout) {
+        this.died(slot, slot.worker, new Error(`event loop stuck for more than ${this.o.stallTimeout} ms`), 'stalled', 'abandon');
+      }
+    }
+  }
+
+  /** Stops accepting; each worker finishes its in-flight requests, closes its WebSockets (1001) and ends. */
+  async close(timeout: number): Promise<void> {
+    this.closing = true;
+    clearInterval(this.watchdog);
+    this.acceptor?.close();
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        clearTimeout(slot.restartTimer);
+        const worker = slot.worker;
+        if (worker === null) return;
+        const closed = new Promise<void>((resolve) => (slot.onClosed = resolve));
+        if (slot.ready) this.tell(worker, { type: 'close', timeout });
+        else slot.onClosed?.(); // still starting: nothing in flight
+        let timer: NodeJS.Timeout | undefined;
+        // The worker bounds its own drain by `timeout`; this only guards against one that hangs.
+        await Promise.race([closed, new Promise<void>((r) => (timer = setTimeout(r, timeout + 2000)))]);
+        clearTimeout(timer);
+        slot.worker = null;
+        Atomics.store(this.connections, slot.id, 0);
+        await worker.terminate();
+      }),
+    );
+    this.o.logger.info({ port: this.port }, 'cluster closed');
+  }
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}

@@ -1,0 +1,41 @@
+// What the primary and its workers say to each other (through the Worker's message port),
+// and what a worker is given at birth (workerData). Internal to src/cluster/.
+import type { MessagePort } from 'node:worker_threads';
+import type { BytesReply, BytesRequest } from './static-bytes.ts';
+
+/** workerData key marking a thread as a cluster worker, so cluster() runs the factory there. */
+export const WORKER_MARK = '__tachyonClusterWorker';
+
+export type ShareMode = 'acceptor' | 'reuseport';
+
+export interface WorkerData {
+  id: number;
+  workers: number;
+  port: number;
+  host: string;
+  mode: ShareMode;
+  tls: boolean;
+  /** Int32Array over it: open WebSocket connections per worker id. */
+  connections: SharedArrayBuffer;
+  /** Int32Array over it: a counter per worker id each worker bumps while its event loop turns. */
+  heartbeats: SharedArrayBuffer;
+  heartbeatEvery: number;
+}
+
+export type ToWorker =
+  | { type: 'peer'; id: number; port: MessagePort }
+  | { type: 'peer-gone'; id: number }
+  | { type: 'close'; timeout: number }
+  /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
+  | { type: 'abort' }
+  | BytesReply;
+
+export type FromWorker =
+  /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */
+  | { type: 'ready'; descriptor?: number }
+  /** The factory or the start failed. */
+  | { type: 'failed'; error: unknown }
+  /** An uncaught exception or unhandled rejection after the start. */
+  | { type: 'fatal'; error: unknown }
+  | { type: 'closed' }
+  | BytesRequest;

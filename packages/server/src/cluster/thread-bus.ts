@@ -1,0 +1,203 @@
+// The bus between the worker threads of one cluster: a direct MessagePort between every pair
+// of workers (the primary sets the mesh up and tears a dead worker's ports down), so a publish
+// reaches another worker in one hop and in order (each port is FIFO: per publisher, per
+// topic order holds). Each worker tells the others how many subscribers it has per topic; a
+// publish goes only to workers whose count is above zero (interest tracking), and those
+// counts are also the cluster-wide subscriber counts. Messages to one peer are batched per
+// event-loop turn (one postMessage per peer per turn, not per publish), and a large message
+// bound for several workers is copied once into shared memory that each of them reads.
+// Open connections are counted in a SharedArrayBuffer slot per worker.
+import type { MessagePort } from 'node:worker_threads';
+import type { Bus, BusDelivery, BusMessage } from '../realtime/bus/index.ts';
+
+/** Messages at least this long are copied once into shared memory when several workers get them. */
+export const SHARE_THRESHOLD = 1024;
+
+const PUBLISH = 0;
+const COUNT = 1;
+
+interface Peer {
+  readonly id: number;
+  readonly port: MessagePort;
+  /** The peer's subscribers per topic (only topics above zero are kept). */
+  readonly counts: Map<string, number>;
+  /** Flat entries queued this turn: [PUBLISH, topic, message, isBinary] or [COUNT, topic, count]. */
+  queue: unknown[];
+}
+
+export interface ThreadBusStats {
+  /** Messages sent to other workers (one per receiving worker). */
+  sent: number;
+  /** Messages received from other workers and delivered here. */
+  received: number;
+}
+
+export class ThreadBus implements Bus {
+  private deliver: BusDelivery | null = null;
+  private readonly peers = new Map<number, Peer>();
+  /** This worker's subscribers per topic. */
+  private readonly local = new Map<string, number>();
+  private readonly dirty = new Set<string>();
+  private flushQueued = false;
+  readonly stats: ThreadBusStats = { sent: 0, received: 0 };
+  private readonly flush = (): void => this.flushNow();
+
+  /** This worker's id (1-based), its slot in `connectionSlots`. */
+  readonly id: number;
+  /** Open connections per worker, shared by every thread of the cluster. */
+  private readonly connectionSlots: Int32Array;
+
+  constructor(id: number, connectionSlots: Int32Array) {
+    this.id = id;
+    this.connectionSlots = connectionSlots;
+  }
+
+  /** Another bus (a broker) this one also forwards to and hears from (docs/cluster.md, "With a broker"). */
+  private outer: Bus | undefined;
+
+  /** Before start(): also publish to, and hear from, `outer`. */
+  compose(outer: Bus): void {
+    if (this.deliver !== null) throw new Error('compose() must come before start()');
+    this.outer = outer;
+  }
+
+  start(deliver: BusDelivery): void | Promise<void> {
+    this.deliver = deliver;
+    return this.outer?.start(deliver);
+  }
+
+  /** A new worker joined: tell it what we are subscribed to, and listen to it. */
+  addPeer(id: number, port: MessagePort): void {
+    this.removePeer(id);
+    const peer: Peer = { id, port, counts: new Map(), queue: [] };
+    this.peers.set(id, peer);
+    port.on('message', (batch: unknown[]) => this.receive(peer, batch));
+    port.unref(); // the uWS app keeps the worker alive; the mesh must not keep a closing one
+    for (const [topic, count] of this.local) peer.queue.push(COUNT, topic, count);
+    this.schedule();
+  }
+
+  /** A worker died or left: forget its ports and its subscriptions. */
+  removePeer(id: number): void {
+    const peer = this.peers.get(id);
+    if (peer === undefined) return;
+    this.peers.delete(id);
+    peer.port.close();
+  }
+
+  publish(topic: string, message: BusMessage, isBinary: boolean): void {
+    this.outer?.publish(topic, message, isBinary);
+    let targets = 0;
+    for (const peer of this.peers.values()) if (peer.counts.has(topic)) targets++;
+    if (targets === 0) return;
+    const payload = portable(message, targets);
+    for (const peer of this.peers.values()) {
+      if (peer.counts.has(topic)) peer.queue.push(PUBLISH, topic, payload, isBinary);
+    }
+    this.stats.sent += targets;
+    this.schedule();
+  }
+
+  interest(topic: string, interested: boolean): void {
+    this.outer?.interest(topic, interested);
+    // Without subscriberCount calls (a hub that does not send them), interest alone still counts.
+    if (interested && !this.local.has(topic)) this.subscriberCount(topic, 1);
+    else if (!interested && this.local.has(topic)) this.subscriberCount(topic, 0);
+  }
+
+  subscriberCount(topic: string, count: number): void {
+    this.outer?.subscriberCount?.(topic, count);
+    if (count > 0) this.local.set(topic, count);
+    else if (!this.local.delete(topic)) return;
+    this.dirty.add(topic);
+    this.schedule();
+  }
+
+  subscribers(topic: string): number {
+    let total = this.local.get(topic) ?? 0;
+    for (const peer of this.peers.values()) total += peer.counts.get(topic) ?? 0;
+    return total;
+  }
+
+  connectionCount(count: number): void {
+    Atomics.store(this.connectionSlots, this.id, count);
+  }
+
+  connections(): number {
+    let total = 0;
+    for (let i = 0; i < this.connectionSlots.length; i++) total += Atomics.load(this.connectionSlots, i);
+    return total;
+  }
+
+  async close(): Promise<void> {
+    this.flushNow();
+    Atomics.store(this.connectionSlots, this.id, 0);
+    for (const id of [...this.peers.keys()]) this.removePeer(id);
+    await this.outer?.close();
+  }
+
+  private receive(peer: Peer, batch: unknown[]): void {
+    const deliver = this.deliver;
+    for (let i = 0; i < batch.length; ) {
+      if (batch[i] === PUBLISH) {
+        this.stats.received++;
+        if (deliver !== null) deliver(batch[i + 1] as string, batch[i + 2] as BusMessage, batch[i + 3] as boolean);
+        i += 4;
+      } else {
+        const topic = batch[i + 1] as string;
+        const count = batch[i + 2] as number;
+        if (count > 0) peer.counts.set(topic, count);
+        else peer.counts.delete(topic);
+        i += 3;
+      }
+    }
+  }
+
+  private schedule(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    // After the poll phase: everything uWS read this turn is in the batch.
+    setImmediate(this.flush);
+  }
+
+  private flushNow(): void {
+    this.flushQueued = false;
+    if (this.dirty.size > 0) {
+      for (const topic of this.dirty) {
+        const count = this.local.get(topic) ?? 0;
+        for (const peer of this.peers.values()) peer.queue.push(COUNT, topic, count);
+      }
+      this.dirty.clear();
+    }
+    for (const peer of this.peers.values()) {
+      if (peer.queue.length === 0) continue;
+      const batch = peer.queue;
+      peer.queue = [];
+      peer.port.postMessage(batch);
+    }
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * What goes into postMessage. postMessage copies its argument once per port; for a large
+ * message bound for several workers, one copy into a SharedArrayBuffer is shared by all of
+ * them instead. A view over part of a larger buffer (a pooled Buffer) is cut to its bytes:
+ * structured clone would copy the whole backing buffer.
+ */
+function portable(message: BusMessage, targets: number): BusMessage {
+  if (typeof message === 'string') {
+    if (targets < 2 || message.length < SHARE_THRESHOLD) return message;
+    const bytes = new Uint8Array(new SharedArrayBuffer(Buffer.byteLength(message)));
+    encoder.encodeInto(message, bytes);
+    return bytes;
+  }
+  const view = message instanceof ArrayBuffer ? new Uint8Array(message) : message;
+  if (targets < 2 || view.byteLength < SHARE_THRESHOLD) {
+    return view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? message : view.slice();
+  }
+  const bytes = new Uint8Array(new SharedArrayBuffer(view.byteLength));
+  bytes.set(view);
+  return bytes;
+}

@@ -1,0 +1,98 @@
+// The worker side of cluster(): the same module the primary runs, started in a worker thread.
+// It runs the factory, starts the App without a listen socket (the primary's acceptor hands it
+// connections) or, in reuseport mode, listening itself; then it serves until the primary says
+// close. Uncaught errors are reported to the primary, which replaces this worker.
+import { parentPort } from 'node:worker_threads';
+import { App } from '../app/app.ts';
+import type { Server } from '../app/server.ts';
+import type { Bus } from '../realtime/bus/index.ts';
+import { enterWorker } from './context.ts';
+import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
+import { ThreadBus } from './thread-bus.ts';
+import { WorkerByteStore } from './static-bytes.ts';
+import { installByteStore } from '../serving/static/shared-bytes.ts';
+
+export type AppFactory = () => App | Promise<App>;
+
+/** Never settles: in a worker, the code after `await cluster(...)` does not run (it is the primary's). */
+export async function runWorker(data: WorkerData, factory: AppFactory): Promise<never> {
+  const parent = parentPort!;
+  const post = (message: FromWorker) => {
+    try {
+      parent.postMessage(message);
+    } catch {
+      // An error that cannot be cloned (functions in it): send what can be.
+      const error = (message as { error?: unknown }).error;
+      parent.postMessage({ ...message, error: new Error(error instanceof Error ? error.message : String(error)) });
+    }
+  };
+  const bus = new ThreadBus(data.id, new Int32Array(data.connections));
+  // app.static() files: held once for the whole cluster (static-bytes.ts).
+  const bytes = new WorkerByteStore((message) => parent.postMessage(message));
+  installByteStore(bytes);
+  let owner: object | undefined;
+  enterWorker({
+    id: data.id,
+    workers: data.workers,
+    claimBus(app: object, own: Bus | undefined): Bus | undefined {
+      if (owner !== undefined) return own; // a second App in the worker: not part of the cluster's pub/sub
+      owner = app;
+      if (own !== undefined) bus.compose(own);
+      return bus;
+    },
+    stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
+  });
+  const beats = new Int32Array(data.heartbeats);
+  setInterval(() => Atomics.add(beats, data.id, 1), data.heartbeatEvery).unref();
+  // After the start, a throw nobody caught ends this worker: the primary logs and replaces it.
+  let started = false;
+  const fatal = (error: unknown) => post({ type: started ? 'fatal' : 'failed', error });
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+
+  let server: Server | undefined;
+  let app: App | undefined;
+  // A worker thread that ends while uWS holds sockets aborts the whole process (Node finds
+  // uWS's poll handles still open). So a dying worker drops its connections first: on an
+  // abort from the primary, and on process.exit() from the app itself.
+  let aborted = false;
+  const abort = () => {
+    if (aborted) return;
+    aborted = true;
+    try {
+      app?._abort();
+    } catch {}
+  };
+  process.on('exit', abort);
+  parent.on('message', (message: ToWorker) => {
+    if (message.type === 'bytes') bytes.reply(message);
+    else if (message.type === 'peer') bus.addPeer(message.id, message.port);
+    else if (message.type === 'peer-gone') bus.removePeer(message.id);
+    else if (message.type === 'abort') {
+      abort();
+      setImmediate(() => process.exit(1)); // a turn for uWS to finish closing its sockets
+    } else if (message.type === 'close') {
+      const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
+      void closing.then(() => post({ type: 'closed' }), (error: unknown) => post({ type: 'fatal', error }));
+    }
+  });
+
+  try {
+    app = await factory();
+    if (!(app instanceof App)) throw new TypeError('cluster(): the factory must return an App');
+    if (owner !== app) throw new Error('cluster(): the factory must return the first App it created in the worker');
+    if (app._tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
+    if (data.mode === 'acceptor') {
+      const handedTo = await app._startForAcceptor(data.port, data.host);
+      server = handedTo.server;
+      post({ type: 'ready', descriptor: handedTo.descriptor });
+    } else {
+      server = await app._listenShared(data.port, data.host);
+      post({ type: 'ready' });
+    }
+    started = true;
+  } catch (error) {
+    post({ type: 'failed', error });
+  }
+  return new Promise<never>(() => {});
+}

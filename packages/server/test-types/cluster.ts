@@ -1,0 +1,38 @@
+// Type tests for cluster(): options, the factory, the primary's server, the app's worker id
+// and cluster-wide counts. Every @ts-expect-error line must be an error, or the compile fails.
+import { App, cluster, type ClusterCounts, type ClusterOptions, type ClusterServer } from '@tachyon/server';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const expectType = <T extends true>(_ok: T) => {};
+
+const server = await cluster({ workers: 'auto', port: 3000 }, () => {
+  const app = new App();
+  app.get('/', () => 'hi');
+  app.ws('/live', {});
+  expectType<Equal<typeof app.worker, number>>(true);
+  expectType<Equal<typeof app.cluster, ClusterCounts>>(true);
+  expectType<Equal<ReturnType<typeof app.cluster.subscribers>, number>>(true);
+  expectType<Equal<typeof app.cluster.connections, number>>(true);
+  return app;
+});
+expectType<Equal<typeof server, ClusterServer>>(true);
+expectType<Equal<typeof server.port, number>>(true);
+expectType<Equal<typeof server.workers, number>>(true);
+expectType<Equal<typeof server.mode, 'acceptor' | 'reuseport' | 'in-process'>>(true);
+await server.close();
+await server.close({ timeout: 5000 });
+
+// An async factory is fine.
+await cluster({ workers: 2 }, async () => new App());
+
+const options: ClusterOptions = { workers: 4, host: '0.0.0.0', stallTimeout: 5000, shutdownTimeout: 10_000, signals: ['SIGTERM'], reusePort: true };
+void options;
+
+// @ts-expect-error: workers is a number or 'auto'
+await cluster({ workers: 'all' }, () => new App());
+// @ts-expect-error: the factory must return an App
+await cluster({}, () => 'not an app');
+// @ts-expect-error: a factory is required
+await cluster({ workers: 2 });
+// @ts-expect-error: read-only
+server.port = 1;

@@ -1,0 +1,84 @@
+// The app the cluster tests run, as a user would: one file, started with `node server.ts`,
+// running in the primary and again in every worker. Configured by environment variables
+// (the tests set WORKERS, STALL_MS, FACTORY_THROWS, COALESCE, TLS_KEY/TLS_CERT). The primary
+// prints one JSON line `{ "ready": port, ... }` once listening; logs are JSON lines.
+import { threadId } from 'node:worker_threads';
+import { App, cluster, jsonLogger } from '../../src/index.ts';
+import { clusterWorker } from '../../src/cluster/context.ts';
+
+const env = process.env;
+const tls = env.TLS_KEY && env.TLS_CERT ? { key: env.TLS_KEY, cert: env.TLS_CERT } : undefined;
+
+const server = await cluster(
+  {
+    workers: 3, // the tests override it with WORKERS
+    port: 0,
+    host: '127.0.0.1',
+    tls,
+    reusePort: env.REUSE_PORT === '1',
+    stallTimeout: Number(env.STALL_MS ?? 10_000),
+    restartDelay: 50,
+    shutdownTimeout: 5000,
+    logger: jsonLogger('info'),
+  },
+  () => {
+    if (env.FACTORY_THROWS) throw new Error('factory failed: no database');
+    const app = new App({ tls: env.APP_NO_TLS ? undefined : tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
+    if (env.STATIC_DIR) app.static('/static', env.STATIC_DIR);
+    app.get('/log', () => {
+      app.logger.warn('a line from the app');
+      return { worker: app.worker };
+    });
+    app.get('/who', () => ({ worker: app.worker, thread: threadId }));
+    app.get('/slow', async (req) => {
+      await new Promise((r) => setTimeout(r, Number(req.query.ms ?? 200)));
+      return { worker: app.worker };
+    });
+    app.get('/crash', () => {
+      setTimeout(() => {
+        throw new Error('worker bug');
+      });
+      return { crashing: app.worker };
+    });
+    app.get('/exit', () => {
+      setTimeout(() => process.exit(7), 10);
+      return { exiting: app.worker };
+    });
+    app.get('/stall', () => {
+      setTimeout(() => {
+        for (;;);
+      }, 10);
+      return { stalling: app.worker };
+    });
+    app.get('/counts', (req) => {
+      const topic = String(req.query.topic ?? 'room');
+      return {
+        worker: app.worker,
+        local: app.subscribers(topic),
+        cluster: app.cluster.subscribers(topic),
+        connections: app.connections,
+        clusterConnections: app.cluster.connections,
+        ...clusterWorker()?.stats(),
+      };
+    });
+    app.get('/publish', (req) => {
+      const n = Number(req.query.n ?? 1);
+      for (let i = 0; i < n; i++) app.publish(String(req.query.topic ?? 'room'), 'tick', { from: app.worker, i });
+      return { worker: app.worker };
+    });
+    app.ws('/live', {
+      events: {
+        who: { handler: () => app.worker },
+        stats: { handler: () => ({ worker: app.worker, ...clusterWorker()?.stats() }) },
+        say: {
+          handler: (socket, data: any) => {
+            for (let i = 0; i < (data.n ?? 1); i++) socket.publish(data.topic, 'said', { from: app.worker, i, ...(data.pad ? { pad: data.pad } : {}) });
+            return true;
+          },
+        },
+      },
+    });
+    return app;
+  },
+);
+console.log(JSON.stringify({ ready: server.port, workers: server.workers, mode: server.mode }));
