@@ -8,7 +8,7 @@ import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '..
 import type { CompressionOptions } from '../serving/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
-import type { Logger } from './logger.ts';
+import { childLogger, type Logger } from './logger.ts';
 import { parsePattern } from '../routing/path.ts';
 import { Router } from '../routing/router.ts';
 import { describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
@@ -25,7 +25,6 @@ import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
 import { wsStatsOf } from '../realtime/stats.ts';
 import { clusterWorker } from '../cluster/context.ts';
-import { withBindings } from './logger.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { Server } from './server.ts';
@@ -82,7 +81,7 @@ export class App extends Router {
     // In a cluster worker: the worker's thread bus, and its id in every log line.
     const worker = clusterWorker();
     this.worker = worker?.id ?? 0;
-    if (worker !== undefined) this._settings.logger = withBindings(this._settings.logger, { worker: worker.id });
+    if (worker !== undefined) this._settings.logger = childLogger(this._settings.logger, { worker: worker.id });
     const bus = worker !== undefined ? worker.claimBus(this, this.config.bus) : this.config.bus;
     const hub = (this.hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger));
     this.cluster = Object.freeze({

@@ -44,20 +44,3 @@ function serialize(obj: object): object {
   if (err instanceof Error) out.err = { type: err.name, message: err.message, stack: err.stack };
   return out;
 }
-
-/**
- * A logger that adds `bindings` to every entry: pino's child() when there is one, else a
- * wrapper. The silent logger stays as is.
- */
-export function withBindings(logger: Logger, bindings: Record<string, unknown>): Logger {
-  if (logger === silentLogger) return logger;
-  const child = (logger as { child?: (b: object) => Logger }).child;
-  if (typeof child === 'function') return child.call(logger, bindings);
-  const wrap =
-    (name: keyof Logger) =>
-    (obj: object | string, msg?: string): void => {
-      if (typeof obj === 'string') logger[name]({ ...bindings }, obj);
-      else logger[name]({ ...bindings, ...obj }, msg);
-    };
-  return { error: wrap('error'), warn: wrap('warn'), info: wrap('info'), debug: wrap('debug') };
-}
