@@ -40,28 +40,52 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Failure
   }
 }
 
-/** A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past that it streams. */
+/**
+ * Milliseconds a deduplicated leader waits for a streamed body to end before it treats it
+ * as live (SvelteKit's streamed `load` promises, server-sent progress): a live body is
+ * streamed to the leader's client as it comes instead of being held back, and not shared.
+ */
+const LIVE_STREAM_MS = 10;
+const STALLED = Symbol('stalled');
+
+/**
+ * A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past
+ * that, or when the body is still open after LIVE_STREAM_MS, it streams (not shared).
+ */
 async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): Promise<void> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) {
-      res.end(Buffer.concat(chunks, size));
-      return;
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<typeof STALLED>((resolve) => (timer = setTimeout(resolve, LIVE_STREAM_MS, STALLED)));
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  try {
+    for (;;) {
+      pending = reader.read();
+      const r = await Promise.race([pending, stalled]);
+      if (r === STALLED) break; // live: `pending` carries on in the stream below
+      pending = undefined;
+      if (r.done) {
+        res.end(Buffer.concat(chunks, size));
+        return;
+      }
+      chunks.push(r.value);
+      size += r.value.byteLength;
+      if (size > MAX_SHARED_BODY) break;
     }
-    chunks.push(value);
-    size += value.byteLength;
-    if (size > MAX_SHARED_BODY) break;
+  } finally {
+    clearTimeout(timer);
   }
-  reader.releaseLock();
+  const waiting = pending;
   await res.stream(
     (async function* () {
       yield* chunks;
-      const rest = body.getReader();
-      for (let r = await rest.read(); !r.done; r = await rest.read()) yield r.value;
+      if (waiting !== undefined) {
+        const first = await waiting;
+        if (first.done) return;
+        yield first.value;
+      }
+      for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
     })(),
   );
 }
-

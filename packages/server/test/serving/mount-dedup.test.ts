@@ -171,6 +171,49 @@ describe('request dedup', () => {
     }
   });
 
+  test('a live streamed body (still open after 10 ms) streams to the leader at once and is not shared', async () => {
+    const app = new App();
+    let calls = 0;
+    app.mount(
+      '/',
+      () => {
+        const n = ++calls;
+        const enc = new TextEncoder();
+        // SvelteKit's streamed `load`: the page now, the promise's value 300 ms later.
+        const body = new ReadableStream<Uint8Array>({
+          async start(c) {
+            c.enqueue(enc.encode(`<page ${n}>`));
+            await sleep(300);
+            c.enqueue(enc.encode('<resolved>'));
+            c.close();
+          },
+        });
+        return new Response(body, { headers: { 'content-type': 'text/html' } });
+      },
+      { dedup: true },
+    );
+    const srv = await start(app);
+    try {
+      const started = Date.now();
+      const res = await fetch(srv.url + '/stream');
+      const reader = res.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      const firstAt = Date.now() - started;
+      assert.match(first, /^<page \d+>$/);
+      assert.ok(firstAt < 200, `first chunk after ${firstAt} ms: the leader's body was held back`);
+      let rest = '';
+      for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+      assert.equal(rest, '<resolved>');
+      // Concurrent requests: every one gets a whole body (followers ran the handler themselves).
+      calls = 0;
+      const bodies = await Promise.all(Array.from({ length: 5 }, () => fetch(srv.url + '/stream').then((r) => r.text())));
+      for (const b of bodies) assert.match(b, /^<page \d+><resolved>$/);
+      assert.ok(calls > 1, 'a live body is not shared');
+    } finally {
+      await srv.close();
+    }
+  });
+
   test('the key includes the host: two hosts never share', async () => {
     const { srv, calls } = await setup();
     try {
