@@ -9,7 +9,7 @@ const run = (cmd, args) => {
 };
 
 console.log(`node ${process.version} (${process.execPath})`);
-run('tsc', ['-b', 'packages/server', 'packages/client']);
+run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit']);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
