@@ -58,6 +58,11 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
       builder.log.minor('Copying assets');
       builder.writeClient(`${out}/client${base}`);
       builder.writePrerendered(`${out}/prerendered${base}`);
+      if (o.precompress) {
+        // Brotli and gzip once, at build time: the server loads them beside each file.
+        builder.log.minor('Compressing assets');
+        await Promise.all([builder.compress(`${out}/client`), builder.compress(`${out}/prerendered`)]);
+      }
 
       builder.log.minor('Writing server');
       builder.writeServer(`${out}/server`);

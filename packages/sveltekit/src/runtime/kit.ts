@@ -97,7 +97,8 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
   };
 
   // Loaded before install() so that listen() need not wait, and so a broken build fails here.
-  const staticOptions = { precompress: c.precompress, index: false as const };
+  // Variants come from the build (adapter option `precompress`): nothing is compressed at startup.
+  const staticOptions = { precompress: false, precompressed: c.precompress, index: false as const };
   const client = existsSync(clientDir)
     ? await createStatic(clientDir, { ...staticOptions, immutable: `/${c.appDir}/immutable/`, notFound: (req) => ssr(req) })
     : undefined;

@@ -1,7 +1,10 @@
 // The fixture app built with one Kit version, served by `node build`, tested over real
 // sockets. kit3.test.ts and kit2.test.ts run this same suite on their own build.
 import assert from 'node:assert/strict';
+import { cpSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '@tachyon/client';
 import { buildFixture, startServer, type KitVersion, type Running } from './fixture.ts';
@@ -129,6 +132,8 @@ export function fixtureSuite(kit: KitVersion): void {
       const range = await raw(server.url, { path: asset!, headers: { range: 'bytes=0-9' } });
       assert.equal(range.status, 206);
       assert.equal(range.body.length, 10);
+      // The build's .br/.gz files are variants, not URLs.
+      assert.equal((await raw(server.url, { path: asset! + '.br' })).status, 404);
       // Files from static/ are served too, without the immutable header.
       const robots = await raw(server.url, { path: '/robots.txt' });
       assert.equal(robots.status, 200);
@@ -202,6 +207,38 @@ export function fixtureSuite(kit: KitVersion): void {
         ]);
       } finally {
         live.close();
+      }
+    });
+  });
+}
+
+export function handlerSuite(kit: KitVersion): void {
+  describe(`build/handler.js inside a user's own Tachyon app (${kit})`, { timeout: 300_000 }, () => {
+    it('install(app): SvelteKit pages, files and hooks.ws beside the app\'s own routes', async () => {
+      const dir = buildFixture(kit);
+      cpSync(fileURLToPath(new URL('../fixture/custom-server.mjs', import.meta.url)), join(dir, 'custom-server.mjs'));
+      const server = await startServer(dir, {}, 'custom-server.mjs');
+      try {
+        assert.deepEqual(await (await fetch(server.url + '/own/health')).json(), { ok: true, subscribers: 0 });
+        assert.match(await (await fetch(server.url + '/')).text(), /hello from ssr/);
+        assert.match(await (await fetch(server.url + '/about')).text(), /about \(prerendered\)/);
+        assert.equal((await fetch(server.url + '/robots.txt')).status, 200);
+        const live = connect(server.url.replace('http', 'ws') + '/ws', { maxRetries: 0 });
+        const own = connect(server.url.replace('http', 'ws') + '/own/ws', { maxRetries: 0 });
+        try {
+          const got: unknown[] = [];
+          live.subscribe('news', (_event, data) => got.push(data));
+          await live.ping();
+          assert.equal(await own.request('ping'), 'pong');
+          await fetch(server.url + '/api/echo', { method: 'POST', body: '{"from":"endpoint"}', headers: { 'content-type': 'application/json' } });
+          for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+          assert.deepEqual(got, [{ from: 'endpoint' }], 'platform.publish goes through the user\'s app');
+        } finally {
+          live.close();
+          own.close();
+        }
+      } finally {
+        await server.stop();
       }
     });
   });

@@ -83,8 +83,13 @@ export class FileTable {
 
   /** Loads (or reloads) every file under `absDir`; returns the relative paths now loaded there. */
   async loadTree(absDir: string, relDir: string): Promise<Set<string>> {
-    const list: Listed[] = [];
+    let list: Listed[] = [];
     await this.listFiles(absDir, relDir, new Set(), list);
+    if (this.c.precompressed) {
+      // `app.js.br` next to `app.js` is app.js's brotli variant, not a file of its own.
+      const names = new Set(list.map((f) => f.rel));
+      list = list.filter(({ rel }) => !(/\.(br|gz)$/.test(rel) && names.has(rel.slice(0, -3))));
+    }
     const seen = new Set<string>();
     await pool(list, async ({ abs, rel }) => {
       const prev = this.files.get(rel);
@@ -176,7 +181,8 @@ export class FileTable {
       src.body = body;
       src.size = body.length;
       src.hash = hash('sha1', body, 'base64url').slice(0, 16);
-      if (c.precompress && info.compressible && body.length >= MIN_COMPRESS_SIZE) await precompress(src, body, info);
+      if (c.precompressed) await readVariants(src, real, body);
+      else if (c.precompress && info.compressible && body.length >= MIN_COMPRESS_SIZE) await precompress(src, body, info);
     }
     return buildEntry(src, c, undefined);
   }
@@ -222,6 +228,14 @@ async function precompress(src: Source, body: Buffer, info: MimeInfo): Promise<v
   const [br, gz] = await Promise.all([brotliAsync(body, precompressBrotliOptions(body.length, isTextual(info))), gzipAsync(body, PRECOMPRESS_GZIP_OPTIONS)]);
   if (br.length < body.length) src.br = br;
   if (gz.length < body.length) src.gzip = gz;
+}
+
+/** Takes the build's `<file>.br` and `<file>.gz` as the variants, each only when smaller than the body. */
+async function readVariants(src: Source, real: string, body: Buffer): Promise<void> {
+  const read = (path: string) => readFile(path).catch((err: unknown) => (isErrno(err, 'ENOENT', 'EISDIR') ? undefined : Promise.reject(err)));
+  const [br, gz] = await Promise.all([read(real + '.br'), read(real + '.gz')]);
+  if (br !== undefined && br.length < body.length) src.br = br;
+  if (gz !== undefined && gz.length < body.length) src.gzip = gz;
 }
 
 /** Runs `fn` over `items` with bounded concurrency. */
