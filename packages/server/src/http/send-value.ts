@@ -36,8 +36,51 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Failure
   else {
     const declared = web.headers.get('content-length');
     const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
-    res.stream(web.body, length === undefined ? {} : { length }).catch((err) => route.fail(err, req, res));
+    sendWebBody(web.body, req, res, length).catch((err) => route.fail(err, req, res));
   }
+}
+
+/** Resolves on the next macrotask: "the stream had nothing more to give right away". */
+const nextTurn = (): Promise<typeof STALLED> => new Promise((resolve) => setImmediate(resolve, STALLED));
+
+/**
+ * A web body that is complete at once (`new Response(string)`, SvelteKit's pages and
+ * endpoints) leaves as one `end(bytes)`: Content-Length, one corked write, no chunked
+ * framing. Anything still producing after the first chunk is streamed, the first chunk
+ * without waiting for the next.
+ */
+async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, res: Response, length: number | undefined): Promise<void> {
+  const reader = body.getReader();
+  const first = await reader.read();
+  if (first.done) {
+    res.end();
+    return;
+  }
+  const pending = reader.read();
+  const second = await Promise.race([pending, nextTurn()]);
+  if (second !== STALLED && second.done) {
+    res.end(first.value);
+    return;
+  }
+  // A client that leaves while the source is waiting cancels it now, not at its next chunk.
+  const cancel = () => void reader.cancel().catch(() => {});
+  req.signal.addEventListener('abort', cancel, { once: true });
+  await res.stream(
+    (async function* () {
+      try {
+        yield first.value;
+        const next = second === STALLED ? await pending : second;
+        if (next.done) return;
+        yield next.value;
+        for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+      } finally {
+        // The client left (or the stream ended): let the source know, so it stops producing.
+        req.signal.removeEventListener('abort', cancel);
+        reader.cancel().catch(() => {});
+      }
+    })(),
+    length === undefined ? {} : { length },
+  );
 }
 
 /**
@@ -79,13 +122,17 @@ async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): 
   const waiting = pending;
   await res.stream(
     (async function* () {
-      yield* chunks;
-      if (waiting !== undefined) {
-        const first = await waiting;
-        if (first.done) return;
-        yield first.value;
+      try {
+        yield* chunks;
+        if (waiting !== undefined) {
+          const first = await waiting;
+          if (first.done) return;
+          yield first.value;
+        }
+        for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+      } finally {
+        reader.cancel().catch(() => {});
       }
-      for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
     })(),
   );
 }

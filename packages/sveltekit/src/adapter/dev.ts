@@ -17,6 +17,8 @@ export interface DevServerLike {
 
 interface DevState {
   app: import('@tachyon/server').App;
+  /** event.platform, kept here so any copy of this module finds it through the global slot. */
+  platform: unknown;
   port: number;
   close(): Promise<void>;
 }
@@ -29,18 +31,14 @@ type Slot = { [SLOT]?: DevState };
 /** event.platform in dev (undefined while the dev realtime server is not running, e.g. during builds). */
 export function devPlatform(): unknown {
   const state = (globalThis as Slot)[SLOT];
-  if (state === undefined) return undefined;
-  return platformOf(state.app);
+  return state?.platform;
 }
-
-let platformOf: (app: DevState['app']) => unknown = () => undefined;
 
 export async function startDevRealtime(server: DevServerLike, ws: { path: string; hooks: string }): Promise<void> {
   const http = server.httpServer;
   if (http === null) return; // middleware mode: the host server owns upgrades
   const file = resolveHooksFile(server.config.root, ws.hooks);
   const [{ App }, runtime] = await Promise.all([import('@tachyon/server'), import('../runtime/index.ts')]);
-  platformOf = runtime.platformFor;
   await (globalThis as Slot)[SLOT]?.close();
   const app = new App();
   if (file !== undefined) {
@@ -48,7 +46,7 @@ export async function startDevRealtime(server: DevServerLike, ws: { path: string
     app.ws(ws.path, runtime.behaviorFromHooks(mod, ws.hooks));
   }
   const listening = await app.listen(0, '127.0.0.1');
-  const state: DevState = { app, port: listening.port, close: () => listening.close({ timeout: 1000 }) };
+  const state: DevState = { app, platform: runtime.platformFor(app), port: listening.port, close: () => listening.close({ timeout: 1000 }) };
   (globalThis as Slot)[SLOT] = state;
   http.once('close', () => {
     if ((globalThis as Slot)[SLOT] === state) delete (globalThis as Slot)[SLOT];

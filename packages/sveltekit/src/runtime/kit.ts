@@ -54,7 +54,40 @@ export interface Kit {
   install(app: App): App;
 }
 
-const SIMPLE_NAME = /^[A-Za-z0-9._~\-@]+$/;
+/** File paths that are safe as literal route patterns (no `:`, `*`, spaces or encoded bytes). */
+const SAFE_PATH = /^[A-Za-z0-9._~\-@]+(?:\/[A-Za-z0-9._~\-@]+)*$/;
+
+/**
+ * Which routes serve build/client: a wildcard for the app directory, an exact route per
+ * other file. A directory holding a name unsafe as a route pattern is served by a wildcard.
+ */
+function planFileRoutes(clientDir: string, appDir: string, precompressed: boolean): { exact: string[]; wildcard: string[] } {
+  const exact: string[] = [];
+  const wildcard = new Set<string>([appDir]);
+  const walk = (abs: string, rel: string, top: string): void => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      const name = entry.name;
+      if (name.startsWith('.')) continue;
+      const path = rel === '' ? name : `${rel}/${name}`;
+      const first = top || name;
+      if (first === appDir || wildcard.has(first)) continue;
+      if (entry.isDirectory()) walk(join(abs, name), path, first);
+      else if (precompressed && /\.(br|gz)$/.test(name) && existsSync(join(abs, name.slice(0, -3)))) continue;
+      else if (SAFE_PATH.test(path)) exact.push(path);
+      else if (top !== '') wildcard.add(top);
+      else console.warn(`@tachyon/sveltekit: static file ${JSON.stringify(path)} has a name that cannot be a route; it is not served`);
+    }
+  };
+  walk(clientDir, '', '');
+  // A directory that turned into a wildcard no longer needs its exact routes.
+  return {
+    exact: exact.filter((p) => {
+      const slash = p.indexOf('/');
+      return slash === -1 || !wildcard.has(p.slice(0, slash));
+    }),
+    wildcard: [...wildcard].filter((d) => existsSync(join(clientDir, d))),
+  };
+}
 
 export async function createKit(built: Built, env: ServerEnv = readEnv(built.config.envPrefix, built.config.origin)): Promise<Kit> {
   const c = built.config;
@@ -104,29 +137,27 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
     : undefined;
   const prerenderedDir = join(built.dir, 'prerendered' + c.base);
   const prerendered = c.prerendered.length > 0 && existsSync(prerenderedDir) ? await createStatic(prerenderedDir, { ...staticOptions, notFound: (req) => ssr(req) }) : undefined;
-  const topLevel = client ? readdirSync(clientDir, { withFileTypes: true }) : [];
+  const fileRoutes = client ? planFileRoutes(clientDir, c.appDir, c.precompress) : { exact: [], wildcard: [] };
 
   const install = (app: App): App => {
     const fileRoute = { compress: false, dedup: false };
     if (client) {
       const files = client.handler;
-      for (const entry of topLevel) {
-        const name = entry.name;
-        if (name.startsWith('.') || !SIMPLE_NAME.test(name)) continue;
-        if (entry.isDirectory()) {
-          const prefix = name + '/';
-          // The file path is the wildcard below the directory: give the table the path below the root.
-          app.get(`${c.base}/${name}/*`, fileRoute, (req: Request<any>, res: Response) => {
-            req.params = { '*': prefix + ((req.params as Record<string, string>)['*'] ?? '') };
-            return files(req, res);
-          });
-        } else {
-          const params = Object.freeze({ '*': name });
-          app.get(`${c.base}/${name}`, fileRoute, (req: Request<any>, res: Response) => {
-            req.params = params;
-            return files(req, res);
-          });
-        }
+      // `_app/` belongs to SvelteKit: one wildcard route. Other files get exact routes, so a
+      // page that shares a directory name with static/ keeps SSR's dedup and compression.
+      for (const dir of fileRoutes.wildcard) {
+        const prefix = dir + '/';
+        app.get(`${c.base}/${dir}/*`, fileRoute, (req: Request<any>, res: Response) => {
+          req.params = { '*': prefix + ((req.params as Record<string, string>)['*'] ?? '') };
+          return files(req, res);
+        });
+      }
+      for (const file of fileRoutes.exact) {
+        const params = Object.freeze({ '*': file });
+        app.get(`${c.base}/${file}`, fileRoute, (req: Request<any>, res: Response) => {
+          req.params = params;
+          return files(req, res);
+        });
       }
     }
     if (prerendered) {

@@ -139,6 +139,12 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.equal(robots.status, 200);
       assert.match(robots.body.toString(), /User-agent/);
       assert.notEqual(robots.headers['cache-control'], 'public, max-age=31536000, immutable');
+      // static/form/guide.txt shares its directory with the /form pages: both are served, and
+      // the pages keep SSR's compression (an exact route per file, not a /form/* wildcard).
+      assert.match((await raw(server.url, { path: '/form/guide.txt' })).body.toString(), /guide/);
+      const page = await raw(server.url, { path: '/form/done', headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(page.status, 200);
+      assert.equal(page.headers['content-encoding'], 'gzip');
     });
 
     it('renders 404 and error pages with the right status, hiding internal messages', async () => {
