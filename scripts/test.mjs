@@ -9,9 +9,10 @@ const run = (cmd, args) => {
 };
 
 console.log(`node ${process.version} (${process.execPath})`);
-run('tsc', ['-b', 'packages/server', 'packages/client']);
+run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit']);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
+run('tsc', ['-p', 'packages/sveltekit/test-types']);
 // The load generator's Rust tests need cargo: they run in `npm run bench:test` (CI runs both).
 run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', ...process.argv.slice(2)]);

@@ -36,32 +36,103 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Failure
   else {
     const declared = web.headers.get('content-length');
     const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
-    res.stream(web.body, length === undefined ? {} : { length }).catch((err) => route.fail(err, req, res));
+    sendWebBody(web.body, req, res, length).catch((err) => route.fail(err, req, res));
   }
 }
 
-/** A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past that it streams. */
+/** Resolves on the next macrotask: "the stream had nothing more to give right away". */
+const nextTurn = (): Promise<typeof STALLED> => new Promise((resolve) => setImmediate(resolve, STALLED));
+
+/**
+ * A web body that is complete at once (`new Response(string)`, SvelteKit's pages and
+ * endpoints) leaves as one `end(bytes)`: Content-Length, one corked write, no chunked
+ * framing. Anything still producing after the first chunk is streamed, the first chunk
+ * without waiting for the next.
+ */
+async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, res: Response, length: number | undefined): Promise<void> {
+  const reader = body.getReader();
+  const first = await reader.read();
+  if (first.done) {
+    res.end();
+    return;
+  }
+  const pending = reader.read();
+  const second = await Promise.race([pending, nextTurn()]);
+  if (second !== STALLED && second.done) {
+    res.end(first.value);
+    return;
+  }
+  // A client that leaves while the source is waiting cancels it now, not at its next chunk.
+  const cancel = () => void reader.cancel().catch(() => {});
+  req.signal.addEventListener('abort', cancel, { once: true });
+  await res.stream(
+    (async function* () {
+      try {
+        yield first.value;
+        const next = second === STALLED ? await pending : second;
+        if (next.done) return;
+        yield next.value;
+        for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+      } finally {
+        // The client left (or the stream ended): let the source know, so it stops producing.
+        req.signal.removeEventListener('abort', cancel);
+        reader.cancel().catch(() => {});
+      }
+    })(),
+    length === undefined ? {} : { length },
+  );
+}
+
+/**
+ * Milliseconds a deduplicated leader waits for a streamed body to end before it treats it
+ * as live (SvelteKit's streamed `load` promises, server-sent progress): a live body is
+ * streamed to the leader's client as it comes instead of being held back, and not shared.
+ */
+const LIVE_STREAM_MS = 10;
+const STALLED = Symbol('stalled');
+
+/**
+ * A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past
+ * that, or when the body is still open after LIVE_STREAM_MS, it streams (not shared).
+ */
 async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): Promise<void> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) {
-      res.end(Buffer.concat(chunks, size));
-      return;
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<typeof STALLED>((resolve) => (timer = setTimeout(resolve, LIVE_STREAM_MS, STALLED)));
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  try {
+    for (;;) {
+      pending = reader.read();
+      const r = await Promise.race([pending, stalled]);
+      if (r === STALLED) break; // live: `pending` carries on in the stream below
+      pending = undefined;
+      if (r.done) {
+        res.end(Buffer.concat(chunks, size));
+        return;
+      }
+      chunks.push(r.value);
+      size += r.value.byteLength;
+      if (size > MAX_SHARED_BODY) break;
     }
-    chunks.push(value);
-    size += value.byteLength;
-    if (size > MAX_SHARED_BODY) break;
+  } finally {
+    clearTimeout(timer);
   }
-  reader.releaseLock();
+  const waiting = pending;
   await res.stream(
     (async function* () {
-      yield* chunks;
-      const rest = body.getReader();
-      for (let r = await rest.read(); !r.done; r = await rest.read()) yield r.value;
+      try {
+        yield* chunks;
+        if (waiting !== undefined) {
+          const first = await waiting;
+          if (first.done) return;
+          yield first.value;
+        }
+        for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+      } finally {
+        reader.cancel().catch(() => {});
+      }
     })(),
   );
 }
-

@@ -28,11 +28,12 @@ export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: strin
   };
 }
 
-/** Builds a web Request from a Tachyon request (call while the handler runs). */
-export function toWebRequest(req: Request, stripPrefix = ''): globalThis.Request {
-  const hostHeader = req._header('host');
-  // A Host header is client input: never let it change the URL's shape.
-  const host = hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
+/**
+ * Builds a web Request from a Tachyon request (call while the handler runs). `origin`
+ * (`https://example.com`, no trailing slash) replaces the protocol and Host header in the
+ * URL: for apps behind a proxy that know their public origin (SvelteKit's ORIGIN).
+ */
+export function toWebRequest(req: Request, stripPrefix = '', origin?: string): globalThis.Request {
   let path = req.url;
   if (stripPrefix && (path === stripPrefix || path.startsWith(stripPrefix + '/') || path.startsWith(stripPrefix + '?'))) {
     path = path.slice(stripPrefix.length);
@@ -40,7 +41,7 @@ export function toWebRequest(req: Request, stripPrefix = ''): globalThis.Request
   }
   let url: URL;
   try {
-    url = new URL(`${req.protocol}://${host}${path}`);
+    url = new URL(`${origin ?? `${req.protocol}://${requestHost(req)}`}${path}`);
   } catch {
     throw new HttpError(400, 'Malformed request URL');
   }
@@ -57,6 +58,12 @@ export function toWebRequest(req: Request, stripPrefix = ''): globalThis.Request
     // @ts-expect-error: `duplex` is required by undici for streamed bodies but missing from lib.dom.
     duplex: 'half',
   });
+}
+
+function requestHost(req: Request): string {
+  const hostHeader = req._header('host');
+  // A Host header is client input: never let it change the URL's shape.
+  return hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
 }
 
 function bodyStream(req: Request): ReadableStream<Uint8Array> | null {

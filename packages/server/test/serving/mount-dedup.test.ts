@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import { App } from '../../src/index.ts';
-import { sleep, start } from '../helpers.ts';
+import { rawRequest, sleep, start } from '../helpers.ts';
 
 describe('mount: web-standard fetch handlers', () => {
   test('method, URL, headers, streamed request body, client address, multi Set-Cookie, streamed response', async () => {
@@ -92,6 +92,63 @@ describe('mount: web-standard fetch handlers', () => {
     }
   });
 
+  test('a body complete at once leaves with Content-Length; a live stream sends its first chunk at once; a client that leaves cancels the stream', async () => {
+    const app = new App();
+    let cancelled = false;
+    app.mount('/', (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/whole') return new Response('hello world', { headers: { 'content-type': 'text/plain' } });
+      if (path === '/empty') return new Response('');
+      const enc = new TextEncoder();
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          async start(c) {
+            c.enqueue(enc.encode('first'));
+            await sleep(path === '/forever' ? 60_000 : 300);
+            c.enqueue(enc.encode('second'));
+            c.close();
+          },
+          cancel() {
+            cancelled = true;
+          },
+        }),
+      );
+    });
+    const srv = await start(app);
+    try {
+      const whole = await rawRequest(srv.port, 'GET /whole HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.match(whole, /\r\ncontent-length: 11\r\n/i);
+      assert.doesNotMatch(whole, /transfer-encoding/i);
+      assert.match(whole, /\r\n\r\nhello world$/);
+      const empty = await fetch(srv.url + '/empty');
+      assert.equal(empty.status, 200);
+      assert.equal(await empty.text(), '');
+
+      const started = Date.now();
+      const res = await fetch(srv.url + '/live');
+      const reader = res.body!.getReader();
+      assert.equal(new TextDecoder().decode((await reader.read()).value), 'first');
+      assert.ok(Date.now() - started < 200, 'the first chunk did not wait for the second');
+      let rest = '';
+      for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+      assert.equal(rest, 'second');
+
+      await new Promise<void>((resolve) => {
+        const req = request({ port: srv.port, host: '127.0.0.1', path: '/forever' }, (r) => {
+          r.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.end();
+      });
+      for (let i = 0; i < 50 && !cancelled; i++) await sleep(10);
+      assert.equal(cancelled, true, 'the source stream was cancelled when the client left');
+    } finally {
+      await srv.close();
+    }
+  });
+
   test('a fetch handler that throws or returns garbage → 500, process alive', async () => {
     const app = new App();
     app.mount('/throws', () => {
@@ -166,6 +223,49 @@ describe('request dedup', () => {
       const results = await burst(srv.url + '/ssr/', 50);
       assert.equal(calls(), 1);
       assert.ok(results.every((r) => r.text === '<html>rendered</html>'));
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('a live streamed body (still open after 10 ms) streams to the leader at once and is not shared', async () => {
+    const app = new App();
+    let calls = 0;
+    app.mount(
+      '/',
+      () => {
+        const n = ++calls;
+        const enc = new TextEncoder();
+        // SvelteKit's streamed `load`: the page now, the promise's value 300 ms later.
+        const body = new ReadableStream<Uint8Array>({
+          async start(c) {
+            c.enqueue(enc.encode(`<page ${n}>`));
+            await sleep(300);
+            c.enqueue(enc.encode('<resolved>'));
+            c.close();
+          },
+        });
+        return new Response(body, { headers: { 'content-type': 'text/html' } });
+      },
+      { dedup: true },
+    );
+    const srv = await start(app);
+    try {
+      const started = Date.now();
+      const res = await fetch(srv.url + '/stream');
+      const reader = res.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      const firstAt = Date.now() - started;
+      assert.match(first, /^<page \d+>$/);
+      assert.ok(firstAt < 200, `first chunk after ${firstAt} ms: the leader's body was held back`);
+      let rest = '';
+      for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+      assert.equal(rest, '<resolved>');
+      // Concurrent requests: every one gets a whole body (followers ran the handler themselves).
+      calls = 0;
+      const bodies = await Promise.all(Array.from({ length: 5 }, () => fetch(srv.url + '/stream').then((r) => r.text())));
+      for (const b of bodies) assert.match(b, /^<page \d+><resolved>$/);
+      assert.ok(calls > 1, 'a live body is not shared');
     } finally {
       await srv.close();
     }

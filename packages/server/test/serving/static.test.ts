@@ -726,3 +726,44 @@ describe('app.static wiring', () => {
     await assert.rejects(app.listen(0), /ENOENT|no such file/);
   });
 });
+
+describe('static files: precompressed (variants made at build time)', () => {
+  test('<file>.br and <file>.gz are the variants, not files of their own; nothing is compressed at load', async () => {
+    const { brotliCompressSync, gzipSync } = await import('node:zlib');
+    const tmp = await mkdtemp(join(tmpdir(), 'tachyon-precompressed-'));
+    try {
+      const js = 'export const x = "precompressed at build time";\n'.repeat(40);
+      await writeFile(join(tmp, 'app.js'), js);
+      const br = brotliCompressSync(js);
+      const gz = gzipSync(js);
+      await writeFile(join(tmp, 'app.js.br'), br);
+      await writeFile(join(tmp, 'app.js.gz'), gz);
+      await writeFile(join(tmp, 'plain.js'), js); // no siblings: identity only (no compression at load)
+      await writeFile(join(tmp, 'archive.tar.gz'), gzipSync('not a variant of anything'));
+      const files = await createStatic(tmp, { precompressed: true });
+      assert.equal(files.size, 3, 'app.js, plain.js, archive.tar.gz');
+      const app = new App();
+      app.get('/*', files.handler);
+      const srv = await start(app);
+      try {
+        const b = await request(srv.port, '/app.js', { 'accept-encoding': 'br' });
+        assert.equal(b.headers['content-encoding'], 'br');
+        assert.ok(b.body.equals(br), 'the build\'s brotli bytes');
+        const g = await request(srv.port, '/app.js', { 'accept-encoding': 'gzip' });
+        assert.equal(g.headers['content-encoding'], 'gzip');
+        assert.ok(g.body.equals(gz));
+        assert.equal(gunzipSync(g.body).toString(), js);
+        const p = await request(srv.port, '/plain.js', { 'accept-encoding': 'br, gzip' });
+        assert.equal(p.headers['content-encoding'], undefined);
+        assert.equal(p.body.toString(), js);
+        assert.equal((await request(srv.port, '/app.js.br')).status, 404);
+        assert.equal((await request(srv.port, '/archive.tar.gz')).status, 200);
+      } finally {
+        await srv.close();
+      }
+      await assert.rejects(createStatic(tmp, { precompressed: 'yes' as never }), /precompressed must be a boolean/);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});

@@ -84,8 +84,13 @@ export class FileTable {
 
   /** Loads (or reloads) every file under `absDir`; returns the relative paths now loaded there. */
   async loadTree(absDir: string, relDir: string): Promise<Set<string>> {
-    const list: Listed[] = [];
+    let list: Listed[] = [];
     await this.listFiles(absDir, relDir, new Set(), list);
+    if (this.c.precompressed) {
+      // `app.js.br` next to `app.js` is app.js's brotli variant, not a file of its own.
+      const names = new Set(list.map((f) => f.rel));
+      list = list.filter(({ rel }) => !(/\.(br|gz)$/.test(rel) && names.has(rel.slice(0, -3))));
+    }
     const seen = new Set<string>();
     await pool(list, async ({ abs, rel }) => {
       const prev = this.files.get(rel);
@@ -170,7 +175,7 @@ export class FileTable {
       if (st.size <= c.threshold) {
         // Shared between cluster workers when a store is installed (shared-bytes.ts), keyed by
         // the file's identity and version: the other workers need not even read it.
-        const variants = c.precompress && info.compressible ? info.type : '';
+        const variants = c.precompressed ? 'files' : c.precompress && info.compressible ? info.type : '';
         loaded = await internBytes(`${real}\0${st.dev}:${st.ino}\0${st.size}\0${st.mtimeMs}\0${variants}`, () => readBytes(real, info, c));
       }
     } catch (err) {
@@ -228,10 +233,20 @@ export class FileTable {
 async function readBytes(real: string, info: MimeInfo, c: StaticConfig): Promise<LoadedBytes> {
   const body = await readFile(real);
   const loaded: LoadedBytes = { body, hash: hash('sha1', body, 'base64url').slice(0, 16), br: undefined, gzip: undefined };
+  if (c.precompressed) return readVariants(loaded, real);
   if (body.length > c.threshold || !c.precompress || !info.compressible || body.length < MIN_COMPRESS_SIZE) return loaded;
   const [br, gz] = await Promise.all([brotliAsync(body, precompressBrotliOptions(body.length, isTextual(info))), gzipAsync(body, PRECOMPRESS_GZIP_OPTIONS)]);
   if (br.length < body.length) loaded.br = br;
   if (gz.length < body.length) loaded.gzip = gz;
+  return loaded;
+}
+
+/** Takes the build's `<file>.br` and `<file>.gz` as the variants, each only when smaller than the body. */
+async function readVariants(loaded: LoadedBytes, real: string): Promise<LoadedBytes> {
+  const read = (path: string) => readFile(path).catch((err: unknown) => (isErrno(err, 'ENOENT', 'EISDIR') ? undefined : Promise.reject(err)));
+  const [br, gz] = await Promise.all([read(real + '.br'), read(real + '.gz')]);
+  if (br !== undefined && br.length < loaded.body.length) loaded.br = br;
+  if (gz !== undefined && gz.length < loaded.body.length) loaded.gzip = gz;
   return loaded;
 }
 

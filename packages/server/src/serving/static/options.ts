@@ -19,6 +19,11 @@ export interface StaticOptions {
   memoryThreshold?: number;
   /** Keep brotli and gzip variants of compressible files (only when smaller). Default true. */
   precompress?: boolean;
+  /**
+   * The variants were made at build time: `<file>.br` and `<file>.gz` beside a file are its
+   * variants (not served as files of their own) and nothing is compressed at load. Default false.
+   */
+  precompressed?: boolean;
   /** Development: pick up changed, added and removed files. Default false. */
   watch?: boolean;
   /** Send ETag and answer If-None-Match. Default true. */
@@ -39,6 +44,7 @@ export interface StaticConfig {
   /** memoryThreshold */
   threshold: number;
   precompress: boolean;
+  precompressed: boolean;
   watch: boolean;
   etag: boolean;
   lastModified: boolean;
@@ -57,6 +63,7 @@ export function resolveStaticOptions(o: StaticOptions): StaticConfig {
   if (!['ignore', 'allow', 'deny'].includes(dotfiles)) throw new TypeError("dotfiles must be 'ignore', 'allow' or 'deny'");
   const threshold = o.memoryThreshold ?? DEFAULT_MEMORY_THRESHOLD;
   if (!(Number.isFinite(threshold) && threshold >= 0)) throw new TypeError('memoryThreshold must be a non-negative number of bytes');
+  if (o.precompressed !== undefined && typeof o.precompressed !== 'boolean') throw new TypeError('precompressed must be a boolean');
   if (o.notFound !== undefined && typeof o.notFound !== 'function') throw new TypeError('notFound must be a function');
   let fallback: string | undefined;
   if (o.fallback !== undefined) {
@@ -74,6 +81,7 @@ export function resolveStaticOptions(o: StaticOptions): StaticConfig {
     dotfiles,
     threshold,
     precompress: o.precompress ?? true,
+    precompressed: o.precompressed ?? false,
     watch: o.watch ?? false,
     etag: o.etag ?? true,
     lastModified: o.lastModified ?? true,

@@ -1,0 +1,120 @@
+// `import adapter from '@tachyon/sveltekit'`: the SvelteKit adapter. `vite build` then
+// writes build/index.js (`node build` starts a Tachyon server) and build/handler.js (the
+// app as pieces to install in your own Tachyon app). See docs/sveltekit.md.
+import { existsSync, writeFileSync } from 'node:fs';
+import { resolveAdapterOptions, type AdapterOptions } from './adapter/options.ts';
+import { HOOKS_ENTRY, resolveHooksFile, tachyon, type VitePlugin } from './adapter/vite-plugin.ts';
+import { devPlatform } from './adapter/dev.ts';
+import type { BuildConfig } from './runtime/kit.ts';
+
+export type { AdapterOptions, WebSocketOptions } from './adapter/options.ts';
+export type { Platform } from './runtime/platform.ts';
+export type { WsHooksModule } from './runtime/websocket.ts';
+export { tachyon } from './adapter/vite-plugin.ts';
+
+/** The parts of SvelteKit's Builder the adapter uses (identical in Kit 2 and Kit 3). */
+interface KitConfig {
+  appDir: string;
+  paths: { base: string; origin?: string };
+}
+
+interface Builder {
+  log: { minor(msg: string): void; warn(msg: string): void };
+  /** Kit 3: the kit options themselves; Kit 2: `{ kit: … }` (reading `.kit` warns on Kit 3). */
+  config: KitConfig | { kit: KitConfig };
+  prerendered: { pages: Map<string, { file: string }> };
+  rimraf(dir: string): void;
+  mkdirp(dir: string): void;
+  writeClient(dest: string): string[];
+  writePrerendered(dest: string): string[];
+  writeServer(dest: string): string[];
+  /** Kit 2 (removed in Kit 3). */
+  generateManifest?(opts: { relativePath: string }): string;
+  /** Kit 3: writes a module exporting `server`, a ready SvelteKit Server instance. */
+  generateServerInstance?(dest: string, opts?: { serverDirectory?: string }): void;
+  compress(directory: string): Promise<unknown>;
+}
+
+/** Structurally a SvelteKit `Adapter` (Kit 2 and Kit 3). */
+export interface TachyonAdapter {
+  name: string;
+  adapt(builder: Builder): Promise<void>;
+  supports: { read(): boolean };
+  emulate(): { platform(): unknown };
+  vite: { plugins: VitePlugin[] };
+}
+
+export default function adapter(options?: AdapterOptions): TachyonAdapter {
+  const o = resolveAdapterOptions(options);
+  return {
+    name: '@tachyon/sveltekit',
+    async adapt(builder) {
+      const out = o.out;
+      const kit: KitConfig = 'paths' in builder.config ? builder.config : builder.config.kit;
+      const { base, origin } = kit.paths;
+      builder.rimraf(out);
+      builder.mkdirp(out);
+
+      builder.log.minor('Copying assets');
+      builder.writeClient(`${out}/client${base}`);
+      builder.writePrerendered(`${out}/prerendered${base}`);
+      if (o.precompress) {
+        // Brotli and gzip once, at build time: the server loads them beside each file.
+        builder.log.minor('Compressing assets');
+        await Promise.all([builder.compress(`${out}/client`), builder.compress(`${out}/prerendered`)]);
+      }
+
+      builder.log.minor('Writing server');
+      builder.writeServer(`${out}/server`);
+      const hooksBuilt = existsSync(`${out}/server/${HOOKS_ENTRY}.js`);
+      if (o.websocket && !hooksBuilt && resolveHooksFile(process.cwd(), o.websocket.hooks) !== undefined) {
+        throw new Error(
+          `@tachyon/sveltekit: ${o.websocket.hooks} exists but was not compiled. With SvelteKit 2, add the plugin to vite.config.js: ` +
+            `import { tachyon } from '@tachyon/sveltekit'; plugins: [sveltekit(), tachyon(/* same websocket options */)]`,
+        );
+      }
+
+      const config: BuildConfig = {
+        envPrefix: o.envPrefix,
+        base,
+        appDir: kit.appDir,
+        origin: origin || undefined,
+        precompress: o.precompress,
+        wsPath: o.websocket && hooksBuilt ? o.websocket.path : false,
+        prerendered: [...builder.prerendered.pages].map(([path, { file }]) => [path, file]),
+      };
+      // build/server/tachyon-server.js exports `server`, SvelteKit's Server instance for this build.
+      if (typeof builder.generateServerInstance === 'function') {
+        builder.generateServerInstance(`${out}/server/tachyon-server.js`, { serverDirectory: `${out}/server` });
+      } else if (typeof builder.generateManifest === 'function') {
+        writeFileSync(
+          `${out}/server/tachyon-server.js`,
+          `import { Server } from './index.js';\n\nconst manifest = ${builder.generateManifest({ relativePath: './' })};\n\nexport const server = new Server(manifest);\n`,
+        );
+      } else {
+        throw new Error('@tachyon/sveltekit: this SvelteKit version has neither builder.generateServerInstance (Kit 3) nor builder.generateManifest (Kit 2)');
+      }
+      writeFileSync(`${out}/server/tachyon-config.js`, `export const config = ${JSON.stringify(config, null, 2)};\n`);
+      const imports = [
+        `import { server as kitServer } from './server/tachyon-server.js';`,
+        `import { config } from './server/tachyon-config.js';`,
+        config.wsPath !== false ? `import * as hooks from './server/${HOOKS_ENTRY}.js';` : `const hooks = null;`,
+      ].join('\n');
+      const built = `{ server: kitServer, config, hooks, dir: import.meta.dirname }`;
+      writeFileSync(
+        `${out}/index.js`,
+        `// Generated by @tachyon/sveltekit: \`node ${out}\` starts the server (docs/sveltekit.md).\nimport { serve } from '@tachyon/sveltekit/runtime';\n${imports}\n\nexport const { app, server, shutdown } = await serve(${built});\n`,
+      );
+      writeFileSync(
+        `${out}/handler.js`,
+        `// Generated by @tachyon/sveltekit: the app for your own Tachyon App (docs/sveltekit.md).\n` +
+          `//   install(app): static files, prerendered pages, the hooks.ws route and SSR\n` +
+          `//   handler: SSR only, for app.mount(prefix, handler)\n` +
+          `import { createKit } from '@tachyon/sveltekit/runtime';\n${imports}\n\nconst kit = await createKit(${built});\nexport const handler = kit.handler;\nexport const install = kit.install;\nexport const env = kit.env;\n`,
+      );
+    },
+    supports: { read: () => true },
+    emulate: () => ({ platform: () => devPlatform() }),
+    vite: { plugins: [tachyon(o)] },
+  };
+}
