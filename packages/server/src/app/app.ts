@@ -125,9 +125,17 @@ export class App extends Router {
     return this.hub.publishRaw(topic, message, isBinary);
   }
 
-  /** Number of sockets subscribed to `topic` in this process. */
+  /**
+   * Number of sockets subscribed to `topic`: on every server when the bus can count them
+   * (Redis and NATS buses do, approximately: docs/scaling.md), else in this process.
+   */
   subscribers(topic: string): number {
     return this.hub.subscribers(topic);
+  }
+
+  /** Number of sockets subscribed to `topic` in this process. */
+  localSubscribers(topic: string): number {
+    return this.hub.localSubscribers(topic);
   }
 
   /** Open WebSocket connections. */

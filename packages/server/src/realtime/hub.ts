@@ -43,7 +43,7 @@ export class WsHub {
 
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
-    return this.bus.start(this.deliver);
+    return this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
   }
 
   private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
@@ -177,7 +177,21 @@ export class WsHub {
     if (this.batches !== null && this.batches.size > 0) this.flushAll();
   }
 
+  /** Subscribers of `topic`: on every server when the bus can count them (bus.subscribers), else here. */
   subscribers(topic: string): number {
+    const local = this.uws === null ? 0 : this.uws.numSubscribers(topic);
+    if (this.remote === null || this.remote.subscribers === undefined) return local;
+    let total: number | undefined;
+    try {
+      total = this.remote.subscribers(topic);
+    } catch (err) {
+      this.logger.error({ err, topic }, 'bus subscribers() failed');
+    }
+    return total === undefined ? local : total;
+  }
+
+  /** Subscribers of `topic` in this process only. */
+  localSubscribers(topic: string): number {
     return this.uws === null ? 0 : this.uws.numSubscribers(topic);
   }
 
