@@ -91,12 +91,14 @@ export abstract class Broker {
 
 export class RedisBroker extends Broker {
   readonly cluster: boolean;
-  private constructor(port: number, cluster: boolean) {
+  readonly password: string | undefined;
+  private constructor(port: number, cluster: boolean, password?: string) {
     super(port);
     this.cluster = cluster;
+    this.password = password;
   }
-  static async start(options: { cluster?: boolean; port?: number } = {}): Promise<RedisBroker> {
-    return new RedisBroker(options.port ?? (await freePort()), options.cluster ?? false).start();
+  static async start(options: { cluster?: boolean; port?: number; password?: string } = {}): Promise<RedisBroker> {
+    return new RedisBroker(options.port ?? (await freePort()), options.cluster ?? false, options.password).start();
   }
   /** A broker that is not started: its port is free and stays so until start(). */
   static async unstarted(options: { cluster?: boolean } = {}): Promise<RedisBroker> {
@@ -108,10 +110,12 @@ export class RedisBroker extends Broker {
   protected command(): [string, string[]] {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir];
     if (this.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(this.dir, 'nodes.conf'));
+    if (this.password !== undefined) args.push('--requirepass', this.password);
     return ['redis-server', args];
   }
   cli(...args: string[]): string {
-    return execFileSync('redis-cli', ['-p', String(this.port), ...args], { encoding: 'utf8' }).trim();
+    const auth = this.password === undefined ? [] : ['--no-auth-warning', '-a', this.password];
+    return execFileSync('redis-cli', ['-p', String(this.port), ...auth, ...args], { encoding: 'utf8' }).trim();
   }
   protected override async ready(): Promise<void> {
     if (!this.cluster) return;

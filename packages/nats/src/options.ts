@@ -35,9 +35,23 @@ export function natsSettings(options: NatsBusOptions): NatsBusSettings {
   if (typeof prefix !== 'string' || prefix.length > 128 || !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix)) {
     throw new TypeError('natsBus(): prefix must be dot-separated tokens of letters, digits, _ and - (at most 128 characters)');
   }
-  const connection = options.connection ?? {};
+  let connection = options.connection ?? {};
   if (typeof connection !== 'object' || connection === null) throw new TypeError('natsBus(): connection must be an object of nats.js options');
-  return { servers, prefix, connection };
+  // nats.js ignores credentials in a server URL: take them out (nats://user:pass@host or
+  // nats://token@host) and pass them as options, unless the options already give some.
+  const plain: string[] = [];
+  for (const server of servers) {
+    const m = /^([a-z]+:\/\/)([^@/]*)@(.*)$/i.exec(server);
+    if (m === null) {
+      plain.push(server);
+      continue;
+    }
+    plain.push(m[1]! + m[3]!);
+    const [user, pass] = m[2]!.split(':', 2).map((x) => decodeURIComponent(x));
+    if (connection.user !== undefined || connection.token !== undefined || connection.authenticator !== undefined) continue;
+    connection = pass === undefined ? { ...connection, token: user } : { ...connection, user, pass };
+  }
+  return { servers: plain, prefix, connection };
 }
 
 // Topics are printable ASCII; a NATS subject is dot-separated tokens without spaces or the
