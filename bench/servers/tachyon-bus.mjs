@@ -9,10 +9,9 @@ import { portFromEnv, ready, WS_MAX_PAYLOAD } from './shared.mjs';
 const kind = process.env.BUS ?? 'redis';
 const bus = kind === 'nats' ? natsBus({ servers: process.env.BUS_URL }) : redisBus({ url: process.env.BUS_URL, sharded: process.env.BUS_SHARDED === '1' });
 const app = new App({ bus });
+// Subscribers subscribe with the protocol's subscribe frame (the loadgen sends it); the
+// senders, on the other server, only send.
 app.ws('/fanout', {
-  open(ws) {
-    ws.subscribe('bench');
-  },
   events: {
     'bench:publish': {
       handler(ws, data) {
