@@ -33,7 +33,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 }
 
 const { createStaticFixtures } = await import('./static-fixtures.mjs');
-const { ALIASES, ECHO_LOAD, FANOUT_LOAD, HTTP_LOAD, PEER_ORDER, QUICK, SCENARIOS, SMOKE } = await import('./lib/scenarios.mjs');
+const { ALIASES, ECHO_LOAD, FANOUT_LOAD, HTTP_LOAD, OPT_IN_PEERS, PEER_ORDER, QUICK, SCENARIOS, SMOKE } = await import('./lib/scenarios.mjs');
 const { PEERS, peerProblem, probeRuntimes, serverArgv, pkgJson } = await import('./lib/peers.mjs');
 const { ensureLoadgen, ensureWrk, environment, nofileStatus } = await import('./lib/env.mjs');
 const { installSignalHandlers, killAll, startServer, stopServer, wasInterrupted } = await import('./lib/procs.mjs');
@@ -110,7 +110,7 @@ function parseOptions() {
     quick: { runs: 3, duration: 1, warmup: 1, hold: 1 },
     smoke: { runs: 1, duration: 1, warmup: 0.5, hold: 0.5 },
   }[mode];
-  const selection = values.quick ? QUICK : values.smoke ? { scenarios: SCENARIO_NAMES, peers: SMOKE.peers } : { scenarios: SCENARIO_NAMES, peers: PEER_ORDER };
+  const selection = values.quick ? QUICK : values.smoke ? { scenarios: SCENARIO_NAMES, peers: SMOKE.peers } : { scenarios: SCENARIO_NAMES, peers: PEER_ORDER.filter((p) => !OPT_IN_PEERS.includes(p)) };
   const defaults = { ...settings, ...selection };
   const int = (value, name, dflt) => {
     if (value === undefined) return dflt;

@@ -6,6 +6,12 @@ export const PEER_ORDER = [
   'uws',
   'tachyon',
   'tachyon-coalesced',
+  'tachyon-cors',
+  'tachyon-secure-headers',
+  'tachyon-rate-limit',
+  'tachyon-metrics',
+  'tachyon-access-log',
+  'tachyon-all',
   'node-http',
   'express',
   'fastify',
@@ -21,6 +27,8 @@ export const PEER_ORDER = [
   'deno',
 ];
 
+/** The tachyon-<middleware> peers price the built-in middleware on http-realistic-get only. */
+export const MIDDLEWARE_PEERS = ['tachyon-cors', 'tachyon-secure-headers', 'tachyon-rate-limit', 'tachyon-metrics', 'tachyon-access-log', 'tachyon-all'];
 const HTTP_DYNAMIC = ['uws', 'tachyon', 'node-http', 'express', 'fastify', 'hono', 'hyper-express', 'ultimate-express', 'bun', 'elysia', 'deno'];
 const HTTP_STATIC = ['uws', 'tachyon', 'sirv', 'express', 'fastify'];
 const WS_ECHO = ['uws', 'tachyon', 'ws', 'bun', 'deno'];
@@ -47,7 +55,7 @@ export const SCENARIOS = {
   'http-hello': { kind: 'http', unit: 'req/s', per: 'req', path: '/', peers: HTTP_DYNAMIC, title: 'GET / → 200, empty body' },
   'http-hello-pipelined': { kind: 'http', unit: 'req/s', per: 'req', path: '/', pipeline: HTTP_LOAD.pipeline, peers: HTTP_DYNAMIC, title: `GET / → 200, ${HTTP_LOAD.pipeline} requests pipelined per connection` },
   'http-middleware': { kind: 'http', unit: 'req/s', per: 'req', path: '/mw', peers: HTTP_DYNAMIC, title: 'GET /mw through one middleware (sets x-mw: 1)' },
-  'http-realistic-get': { kind: 'http', unit: 'req/s', per: 'req', path: '/users/42?fields=a,b', peers: HTTP_DYNAMIC, title: 'GET /users/:id?fields=a,b: middleware, params + query validation, ~216 B JSON' },
+  'http-realistic-get': { kind: 'http', unit: 'req/s', per: 'req', path: '/users/42?fields=a,b', peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS], title: 'GET /users/:id?fields=a,b: middleware, params + query validation, ~216 B JSON' },
   'http-realistic-post': { kind: 'http', unit: 'req/s', per: 'req', path: '/users', method: 'POST', peers: HTTP_DYNAMIC, title: 'POST /users: middleware, 1 KB JSON body parsed and validated → 201 JSON' },
   'http-static-4k': { kind: 'http', unit: 'req/s', per: 'req', path: '/static/file-4k.txt', file: 'file-4k.txt', peers: HTTP_STATIC, title: `GET a ${STATIC_FILES['file-4k.txt']}-byte file with an ETag` },
   'http-static-64k': { kind: 'http', unit: 'req/s', per: 'req', path: '/static/file-64k.txt', file: 'file-64k.txt', peers: HTTP_STATIC, title: `GET a ${STATIC_FILES['file-64k.txt']}-byte file with an ETag` },
@@ -59,6 +67,9 @@ export const SCENARIOS = {
   'ws-connections-10k': { kind: 'ws', mode: 'connections', unit: 'conn/s', per: 'conn', count: 10_000, peers: WS_CONNECTIONS, title: '10,000 idle connections: connect rate and server memory per connection' },
   'ws-connections-50k': { kind: 'ws', mode: 'connections', unit: 'conn/s', per: 'conn', count: 50_000, peers: WS_CONNECTIONS, title: '50,000 idle connections: connect rate and server memory per connection' },
 };
+
+/** Peers that run only when named with --peers (a full run leaves them out). */
+export const OPT_IN_PEERS = MIDDLEWARE_PEERS;
 
 /** Short names accepted by --only (the quick harness's names). */
 export const ALIASES = {

@@ -5,7 +5,12 @@ import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, W
 const port = portFromEnv();
 // TACHYON_COALESCE=1 (the `tachyon-coalesced` peer): publishes within one event-loop
 // iteration go out as one batch frame per topic.
-const app = new App(process.env.TACHYON_COALESCE === '1' ? { coalescePublishes: true } : {});
+const options = process.env.TACHYON_COALESCE === '1' ? { coalescePublishes: true } : {};
+// TACHYON_MIDDLEWARE (the tachyon-cors, tachyon-metrics, … peers): the built-in middleware
+// whose cost they measure, installed app-wide in front of every route (middleware-peers.mjs).
+const extras = process.env.TACHYON_MIDDLEWARE ? await import('./middleware-peers.mjs') : null;
+const app = new App(extras ? await extras.appOptions(options) : options);
+if (extras) extras.install(app);
 
 const mw = (req, res, next) => {
   res.header('x-mw', '1');

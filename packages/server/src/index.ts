@@ -11,6 +11,8 @@ export { Response, EventStream, type Body, type StreamSource } from './http/io/r
 export { HttpError, ValidationError, type ValidationIssue, type ValidationTarget } from './http/errors.ts';
 export { ClientAbortError } from './http/io/body.ts';
 export { jsonLogger, silentLogger, type Logger } from './app/logger.ts';
+export { generateRequestId, type RequestIdOptions } from './http/observe/request-id.ts';
+export type { AccessLogOptions } from './http/observe/access-log.ts';
 export { parseCookies, serializeCookie, signCookieValue, unsignCookieValue, type CookieOptions } from './http/io/cookies.ts';
 export { parseQuery, type QueryRecord, type QueryValue } from './http/io/query.ts';
 export type { PathParams } from './routing/path.ts';
@@ -21,6 +23,7 @@ export type { ClientOptions } from './serving/client-bundle.ts';
 export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from './serving/static/index.ts';
 export { Socket, type SendResult } from './realtime/socket.ts';
 export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
+export type { WsRateLimit } from './realtime/rate-limit.ts';
 export { TERMINAL_CLOSE_CODES } from './realtime/protocol.ts';
 export type { MultipartLimits, MultipartPart } from './http/io/multipart.ts';
 export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index.ts';

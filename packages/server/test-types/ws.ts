@@ -1,7 +1,7 @@
 // Type tests for WebSocket routes: ws.data from upgrade(), event data from each event's
 // schema, raw messages, route options, publishing, and the bus option.
 // Every @ts-expect-error line must be an error, or the compile fails.
-import { App, type Bus } from '@tachyon/server';
+import { App, MemoryRateLimitStore, type Bus, type WsRateLimit } from '@tachyon/server';
 import { z } from 'zod';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -60,3 +60,25 @@ const bus: Bus = {
 new App({ bus });
 // @ts-expect-error: a bus needs interest()
 new App({ bus: { start() {}, publish() {}, close() {} } });
+
+// Bus.ready(): optional, a boolean (health() reads it).
+const readyBus: Bus = { ...bus, ready: () => true };
+new App({ bus: readyBus });
+// @ts-expect-error: ready() returns a boolean
+const badReady: Bus = { ...bus, ready: () => 'yes' };
+void badReady;
+
+// rateLimit: upgrades (window, max, key from the Request, a RateLimitStore) and messages per second.
+app.ws('/limited', {
+  rateLimit: {
+    upgrades: { window: 60_000, max: 20, key: (req) => req.ip, store: new MemoryRateLimitStore() },
+    messagesPerSecond: 50,
+    closeAfter: 100,
+  },
+});
+const limits: WsRateLimit = { messagesPerSecond: 10 };
+app.ws('/limited2', { rateLimit: limits });
+// @ts-expect-error: upgrades needs window and max
+app.ws('/limited3', { rateLimit: { upgrades: { max: 1 } } });
+// @ts-expect-error: messagesPerSecond is a number
+app.ws('/limited4', { rateLimit: { messagesPerSecond: 'lots' } });

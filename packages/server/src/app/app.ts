@@ -22,6 +22,8 @@ import { resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOp
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
+import { Loopback } from './loopback.ts';
+import { wsStatsOf } from '../realtime/stats.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { Server } from './server.ts';
@@ -51,6 +53,8 @@ export class App extends Router {
   /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
   private readonly served: (MountInfo | StaticInfo)[] = [];
   private readonly servingHandlers = new WeakSet<object>();
+  private started: Promise<Running> | undefined;
+  private loopback: Loopback | undefined;
 
   constructor(options: AppOptions = {}) {
     super();
@@ -89,6 +93,17 @@ export class App extends Router {
   /** True once `close()` has started: readiness checks answer 503 from then on. */
   get draining(): boolean {
     return this._settings.draining;
+  }
+
+  /** False while the bus says it is disconnected (`Bus.ready()` returns false); true otherwise. */
+  get busReady(): boolean {
+    const bus = this.hub.bus;
+    if (typeof bus.ready !== 'function') return true;
+    try {
+      return bus.ready() === true;
+    } catch {
+      return false;
+    }
   }
 
   /** Answers requests no route matched. Default: 404 `{ "error": "Not Found" }`. App middleware runs first. */
@@ -209,13 +224,14 @@ export class App extends Router {
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
   async listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
+    checkListenArguments(port, hostOrOptions, arguments.length);
     const extra = typeof hostOrOptions === 'string' ? { host: hostOrOptions } : (hostOrOptions ?? {});
     const opts: ListenOptions = typeof port === 'number' ? { ...extra, port } : { ...extra, ...port };
     const requested = opts.port ?? 0;
     const host = opts.host ?? '0.0.0.0';
     if (!Number.isInteger(requested) || requested < 0 || requested > 65535) throw new TypeError(`Invalid port ${requested}`);
     if (this.server) throw new Error('This app is already listening');
-    const run = await this.start();
+    const run = await this.startOnce();
     const { socket, port: p } = await listenOn(run.uws, host, requested);
     const server = makeServer(run, socket, host, p);
     this.server = server;
@@ -236,10 +252,39 @@ export class App extends Router {
    */
   async _startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
     if (this.server) throw new Error('This app is already started');
-    const run = await this.start();
+    const run = await this.startOnce();
     const server = makeServer(run, null, host, port);
     this.server = server;
     return { descriptor: run.uws.getDescriptor(), server };
+  }
+
+  /**
+   * Answers a request with the app's full lifecycle, without a port to manage: `await
+   * app.request('/users/1')` or `app.request(path, { method, headers, body })`, or a web
+   * Request. Resolves with a web Response. The request goes through the real uWS stack over
+   * an internal loopback port, opened on demand and closed when idle (docs/testing.md).
+   */
+  request(input: string | URL | globalThis.Request, init?: RequestInit): Promise<globalThis.Response> {
+    this.loopback ??= new Loopback(async () => (await this.startOnce()).uws);
+    return this.loopback.request(input, init);
+  }
+
+  /**
+   * Closes the app: the server from listen() (as `server.close()` does), or, when only
+   * app.request() started it, its internal port, sockets and bus. Idempotent.
+   */
+  async close(options: { timeout?: number } = {}): Promise<void> {
+    this.loopback?.close();
+    if (this.server) return this.server.close(options);
+    if (this.started === undefined) return;
+    const run = await this.started;
+    this.server ??= makeServer(run, null, '127.0.0.1', 0);
+    return this.server.close(options);
+  }
+
+  /** Starts once, whoever asks first (listen, request, an acceptor). */
+  private startOnce(): Promise<Running> {
+    return (this.started ??= this.start());
   }
 
   /** Waits for static files, compiles every route once, starts the bus. */
@@ -248,6 +293,8 @@ export class App extends Router {
     this.loading = [];
     await Promise.all(loading);
     const o = this.config;
+    // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
+    for (const m of this._middleware) for (const h of m.handlers) this.hub.stats ??= wsStatsOf(h) ?? null;
     const uws = (this.uws ??= compileApp({
       root: this,
       dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },
@@ -261,6 +308,22 @@ export class App extends Router {
       notFound: this.notFoundHandler,
     }));
     await this.hub.startBus();
-    return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks };
+    return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks, stopAccepting: () => this.loopback?.close() };
+  }
+}
+
+/** The mistakes Express habits bring to listen(), each with the fix in its message. */
+function checkListenArguments(port: unknown, second: unknown, count: number): void {
+  if (typeof port === 'function' || typeof second === 'function' || count > 2) {
+    throw new TypeError('listen() takes no callback: it returns a promise. Use `const server = await app.listen(port)` (or .then())');
+  }
+  if (typeof port === 'string') {
+    throw new TypeError(`listen() needs the port as a number, got the string ${JSON.stringify(port)}: use app.listen(Number(${/^\d+$/.test(port) ? port : 'process.env.PORT'}))`);
+  }
+  if (port !== undefined && typeof port !== 'number' && (typeof port !== 'object' || port === null)) {
+    throw new TypeError(`listen() takes a port number or { port, host }, got ${port === null ? 'null' : typeof port}`);
+  }
+  if (second !== undefined && typeof second !== 'string' && (typeof second !== 'object' || second === null)) {
+    throw new TypeError(`listen(port, host): host must be a string or options object, got ${second === null ? 'null' : typeof second}`);
   }
 }

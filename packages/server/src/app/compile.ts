@@ -8,6 +8,7 @@ import type { ErrorHandler, Handler, HttpMethod, NotFoundHandler } from '../http
 import { parsePattern, type Pattern } from '../routing/path.ts';
 import { flattenRoutes, middlewareFor, type FlatRoute, type ScopedMiddleware } from '../routing/route-table.ts';
 import type { Router } from '../routing/router.ts';
+import { checkRouteTable } from '../routing/route-checks.ts';
 import { resolveCompression, type Compression } from '../serving/compression.ts';
 import { withTlsFiles, type TlsOptions } from '../serving/tls.ts';
 import type { WsHub } from '../realtime/hub.ts';
@@ -44,6 +45,7 @@ export function compileApp(c: CompileInput): UwsApp {
   const add = (verb: UwsVerb, path: string, handler: UwsHandler) => registrations.push([verb, path, handler]);
 
   const routes = flattenRoutes(c.root);
+  checkRouteTable(routes, c.trailingSlash);
   const appMiddleware: ScopedMiddleware[] = c.root._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
   const appErrors = c.root._errorHandler ? [c.root._errorHandler] : [];
   const ctx = c.dispatcher;

@@ -4,6 +4,8 @@ import { resolveCompression, type Compression, type CompressionOptions } from '.
 import type { TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 import { silentLogger, type Logger } from './logger.ts';
+import { resolveRequestId, type RequestIdOptions } from '../http/observe/request-id.ts';
+import { resolveAccessLog, type AccessLogOptions } from '../http/observe/access-log.ts';
 import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
 
 export interface AppOptions {
@@ -19,6 +21,14 @@ export interface AppOptions {
   trustProxy?: TrustProxy;
   /** pino-compatible logger. Default: silent. */
   logger?: Logger;
+  /**
+   * Every request gets `req.id`, sent back in `X-Request-Id` and carried by `req.log`'s lines;
+   * taken from the incoming header when trusted (docs/logging.md). Default off: ids are then
+   * made only when `req.id` or `req.log` is read.
+   */
+  requestId?: boolean | RequestIdOptions;
+  /** One log line per request (method, path, route, status, bytes, duration) through `req.log`. Default off. */
+  accessLog?: boolean | AccessLogOptions;
   /** Milliseconds before a request nobody answered gets 503. Default 30 000; 0 disables. */
   requestTimeout?: number;
   /**
@@ -90,8 +100,13 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     logger: o.logger ?? silentLogger,
     requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
     exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
+    requestId: resolveRequestId(o.requestId),
+    accessLog: resolveAccessLog(o.accessLog),
     draining: false,
   };
+  if (o.logger !== undefined && (typeof o.logger !== 'object' || o.logger === null || !['error', 'warn', 'info', 'debug'].every((l) => typeof (o.logger as unknown as Record<string, unknown>)[l] === 'function'))) {
+    throw new TypeError('logger must have error, warn, info and debug methods (pino fits)');
+  }
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
   const bus = o.bus;
   if (bus !== undefined && (typeof bus !== 'object' || bus === null || typeof bus.publish !== 'function' || typeof bus.interest !== 'function' || typeof bus.start !== 'function' || typeof bus.close !== 'function')) {

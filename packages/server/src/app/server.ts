@@ -26,6 +26,8 @@ export interface Running {
   readonly uws: UwsApp;
   /** Run after everything else closed, in order; a throwing hook is logged. */
   readonly closeHooks: readonly (() => unknown)[];
+  /** Run first when closing: other listen sockets stop accepting (app.request()'s internal port). */
+  readonly stopAccepting?: () => void;
 }
 
 /** Listens on host:port with an exclusive port (no silent SO_REUSEPORT sharing). */
@@ -68,9 +70,12 @@ export function makeServer(run: Running, socket: UwsListenSocket | null, host: s
 async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: number): Promise<void> {
   const logger = run.settings.logger;
   if (socket !== null) loadUws().us_listen_socket_close(socket);
+  run.stopAccepting?.();
   run.settings.draining = true;
   // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
   const sockets = run.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
+  // Streams (SSE, res.stream()) never finish by themselves either: end them now.
+  run.tracker.endStreams();
   let timer: NodeJS.Timeout | undefined;
   const timedOut = await Promise.race([
     run.tracker.whenIdle().then(() => false),

@@ -1,4 +1,6 @@
 import type { Logger } from './logger.ts';
+import type { RequestIdConfig } from '../http/observe/request-id.ts';
+import type { AccessLogConfig } from '../http/observe/access-log.ts';
 
 /**
  * Which hops of X-Forwarded-For to believe: false (none: the socket address), true (all:
@@ -15,6 +17,10 @@ export interface Settings {
   logger: Logger;
   requestTimeout: number;
   exposeErrors: boolean;
+  /** Request ids in the response header and on log lines; null when off (docs/logging.md). */
+  requestId: RequestIdConfig | null;
+  /** One log line per request; null when off. */
+  accessLog: AccessLogConfig | null;
   /** Set while the server shuts down: answers close their connection. */
   draining: boolean;
   /** The app these settings belong to, for `req.app` (set by the App's constructor). */
@@ -30,6 +36,8 @@ export interface AppView {
   /** Requests that outlived their uWS callback and have not finished yet. */
   readonly inflight: number;
   readonly logger: Logger;
+  /** False while the app's bus reports it is not connected (`Bus.ready()`); true without a bus. */
+  readonly busReady: boolean;
 }
 
 export const DEFAULT_BODY_LIMIT = 1 << 20;

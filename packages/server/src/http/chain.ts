@@ -7,6 +7,7 @@ import type { Handler, Next } from './types.ts';
 import type { DedupTable } from '../serving/dedup.ts';
 import type { CompiledRoute, Step } from './route-context.ts';
 import { isPromise, sendValue } from './send-value.ts';
+import { SETTLED } from './io/response-core.ts';
 import { validationStep, type ValidationSpec } from './validate-step.ts';
 
 /** What the chain is built from. */
@@ -17,7 +18,8 @@ export interface ChainSpec extends ValidationSpec {
   handlers: Handler<any>[];
 }
 
-const RESOLVED: Promise<void> = Promise.resolve();
+// The shared settled promise: the timeout's log line recognises it (nothing was pending).
+const RESOLVED: Promise<void> = SETTLED;
 const NOOP_NEXT: Next = () => RESOLVED;
 
 /** Composes a route's steps, innermost first: handler, route middleware, dedup gate, validation, app and router middleware. */

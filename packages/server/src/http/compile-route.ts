@@ -70,6 +70,9 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
   const tls = ctx.tls;
 
   const method = head ? 'HEAD' : fixedMethod;
+  // Request ids and access logs: decided once here, so a route without them pays one branch.
+  const requestIdHeader = settings.requestId?.header;
+  const observed = requestIdHeader !== undefined || settings.accessLog !== null;
 
   return (ures: UwsResponse, ureq: UwsRequest) => {
     // A request with a body: its headers are collected now, checked for ambiguous framing
@@ -84,23 +87,26 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
     const res = new Response(ures, settings, route, head || m === 'HEAD', tls);
     const req = new Request(ureq, res, m, settings, bodyLimit, routePath, headers);
     res._bind(req);
+    if (observed && settings.accessLog !== null) res._t0 = performance.now();
+    let pending: Promise<void> | undefined;
     try {
+      if (observed && requestIdHeader !== undefined) res._push(requestIdHeader, req.id);
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;
-      chain(req, res);
+      pending = chain(req, res);
     } catch (err) {
       route.fail(err, req, res);
     }
     res._leaveCallback();
     // Still open, compressing or streaming: the request outlives this callback.
-    if (!res.finished) goAsync(req, res, route, ures);
+    if (!res.finished) goAsync(req, res, route, ures, pending);
   };
 }
 
 /** The handler did not answer synchronously: make the request safe to outlive the callback. */
-function goAsync(req: Request<any>, res: Response, route: CompiledRoute, ures: UwsResponse): void {
+function goAsync(req: Request<any>, res: Response, route: CompiledRoute, ures: UwsResponse, pending: Promise<void> | undefined): void {
   req._snapshot();
   ures.onAborted(() => res._abort());
-  if (route.timeout > 0 && !res.headersSent) res._startDeadline(route.timeout);
+  if (route.timeout > 0 && !res.headersSent) res._startDeadline(route.timeout, pending);
   route.tracker.track(res);
 }
 

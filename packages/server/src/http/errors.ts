@@ -35,3 +35,23 @@ export class ValidationError extends HttpError {
     this.issues = issues;
   }
 }
+
+/**
+ * Nobody answered within the route's timeout: 503 to the client ("Request timed out"), and a
+ * log line saying what the handler did (`detail`). @internal
+ */
+export class RequestTimeoutError extends HttpError {
+  readonly timeout: number;
+  /** True when the chain returned a promise that has not settled; false when it returned without answering. */
+  readonly pending: boolean;
+  readonly detail: string;
+
+  constructor(timeout: number, pending: boolean, method: string, route: string) {
+    super(503, 'Request timed out', { expose: true });
+    this.timeout = timeout;
+    this.pending = pending;
+    this.detail = pending
+      ? `${method} ${route}: no answer within ${timeout} ms; the handler's promise is still pending (a slow dependency, or an await that never settles): answered 503`
+      : `${method} ${route}: no answer within ${timeout} ms; the handler returned without answering and without returning a promise (forgot to return/await, or to call res.json()/res.end()?): answered 503`;
+  }
+}

@@ -1,6 +1,6 @@
 // Per-route state the lifecycle needs at request time, and the error path: the route's error
 // handlers, innermost first, then the default one.
-import { HttpError, ValidationError } from './errors.ts';
+import { HttpError, RequestTimeoutError, ValidationError } from './errors.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import type { Settings } from '../app/settings.ts';
@@ -8,6 +8,7 @@ import type { ErrorHandler } from './types.ts';
 import type { Compression } from '../serving/compression.ts';
 import type { DedupTable } from '../serving/dedup.ts';
 import { isPromise, sendValue } from './send-value.ts';
+import { logAccess } from './observe/access-log.ts';
 
 /** One link of a route's chain (chain.ts composes them). */
 export type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
@@ -49,6 +50,7 @@ export class CompiledRoute {
 
   settled(res: Response): void {
     if (!res._sync) this.tracker.settled(res);
+    if (res._t0 !== 0) logAccess(res, this.settings.accessLog!);
   }
 
   /** Runs the error handlers, innermost first; a handler that throws hands its error outwards. */
@@ -77,15 +79,27 @@ export class CompiledRoute {
     try {
       out = handler(err, req, res);
     } catch (next) {
-      this.runErrorHandler(i + 1, next, req, res);
+      this.errorHandlerThrew(i, err, next, req, res);
       return;
     }
     if (isPromise(out)) {
       out.then(
         (value) => this.afterErrorHandler(value, i, err, req, res),
-        (next) => this.runErrorHandler(i + 1, next, req, res),
+        (next) => this.errorHandlerThrew(i, err, next, req, res),
       );
     } else this.afterErrorHandler(out, i, err, req, res);
+  }
+
+  /**
+   * An error handler threw: the next handler outwards gets the new error. Rethrowing the same
+   * error is delegation; a different one is a bug in the handler, and the error it was
+   * handling would be lost: both are logged.
+   */
+  private errorHandlerThrew(i: number, original: unknown, thrown: unknown, req: Request<any>, res: Response): void {
+    if (thrown !== original) {
+      req._log().error({ err: thrown, original: describeError(original), method: req.method, route: req.route, url: req.url }, 'error handler threw while handling another error (both logged: err is what it threw, original what it was handling)');
+    }
+    this.runErrorHandler(i + 1, thrown, req, res);
   }
 
   private afterErrorHandler(value: unknown, i: number, err: unknown, req: Request<any>, res: Response): void {
@@ -102,8 +116,10 @@ export class CompiledRoute {
 /** Status 500 unless the error says otherwise; stack traces only when exposeErrors is on. */
 export function defaultErrorHandler(err: unknown, req: Request<any>, res: Response, settings: Settings): void {
   const status = errorStatus(err);
-  if (status >= 500) settings.logger.error({ err, method: req.method, url: req.url }, 'request failed');
-  else settings.logger.debug({ err, method: req.method, url: req.url, status }, 'request rejected');
+  const log = req._log();
+  if (err instanceof RequestTimeoutError) log.error({ method: req.method, route: req.route, url: req.url, timeout: err.timeout, handlerPromise: err.pending }, err.detail);
+  else if (status >= 500) log.error({ err, method: req.method, route: req.route, url: req.url }, 'request failed');
+  else log.debug({ err, method: req.method, url: req.url, status }, 'request rejected');
   const body: Record<string, unknown> = {
     error: err instanceof HttpError && err.expose ? err.message : status >= 500 ? 'Internal Server Error' : (err as Error)?.message ?? 'Error',
   };
@@ -122,3 +138,8 @@ function errorStatus(err: unknown): number {
   return typeof s === 'number' && Number.isInteger(s) && s >= 400 && s <= 599 ? s : 500;
 }
 
+
+/** An error as plain data, for log fields other than `err` (which loggers serialize themselves). */
+function describeError(err: unknown): unknown {
+  return err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err;
+}

@@ -48,6 +48,11 @@ export class InflightTracker implements Tracker {
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
+  /** Shutdown started: streamed responses (SSE, res.stream()) are ended, their signals aborted. */
+  endStreams(): void {
+    for (const res of [...this.pending]) res._shutDown();
+  }
+
   /** Forced shutdown: every remaining response is dropped. */
   destroyAll(): void {
     for (const res of [...this.pending]) res.destroy();

@@ -1,10 +1,11 @@
 // A WebSocket route as declared: the behavior object users pass to `app.ws()`, and its
 // options checked when the route is declared (some bad values would terminate the uWS core).
 import type { Request } from '../http/io/request.ts';
-import type { Infer, Schema } from '../http/validation.ts';
+import { isSchema, type Infer, type Schema } from '../http/validation.ts';
 import type { Pattern } from '../routing/path.ts';
 import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
+import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 
 export interface WsEvent<Data, S> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
@@ -51,6 +52,11 @@ export interface WsBehavior<Data, E> {
    * (but counts). Default 1000.
    */
   maxSubscriptions?: number;
+  /**
+   * Upgrades per client address (429 before the handshake) and messages per socket per
+   * second (`RATE_LIMITED` error replies, then close 4430). See docs/rate-limit.md.
+   */
+  rateLimit?: WsRateLimit;
 }
 
 export interface WsRouteSpec {
@@ -64,6 +70,7 @@ export interface Limits {
   idleTimeout: number;
   maxBackpressure: number;
   maxLifetime: number;
+  rateLimit: CompiledWsRateLimit | null;
 }
 
 /** Checks options when the route is declared: some bad values terminate the uWS core. */
@@ -91,6 +98,8 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   for (const [name, def] of Object.entries(b.events ?? {})) {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
     if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);
+    const schema = (def as WsEvent<unknown, unknown>).schema;
+    if (schema !== undefined && !isSchema(schema)) fail(`event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`);
   }
-  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions };
+  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions, rateLimit: checkWsRateLimit(path, b.rateLimit) };
 }

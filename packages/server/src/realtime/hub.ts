@@ -8,6 +8,7 @@ import type { Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../app/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
+import type { WsStats } from './stats.ts';
 
 export class WsHub {
   private uws: UwsApp | null = null;
@@ -28,6 +29,8 @@ export class WsHub {
 
   private readonly logger: Logger;
   private busFailures = 0;
+  /** Counters for metrics(); null (nothing counted) unless a metrics() middleware is installed. @internal */
+  stats: WsStats | null = null;
 
   constructor(coalesce = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
     this.batches = coalesce ? new Map() : null;
@@ -122,6 +125,7 @@ export class WsHub {
     assertTopic(topic);
     assertEventName(event);
     if (this.uws === null) return false;
+    if (this.stats !== null) this.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
     const batches = this.batches;
     if (batches === null) {
@@ -145,6 +149,7 @@ export class WsHub {
   publishRaw(topic: string, message: string | ArrayBuffer | Uint8Array, isBinary = typeof message !== 'string'): boolean {
     assertTopic(topic);
     if (this.uws === null) return false;
+    if (this.stats !== null) this.stats.publishes++;
     this.flushTopic(topic);
     if (this.remote !== null) this.sendToBus(topic, message, isBinary);
     return this.uws.publish(topic, message, isBinary);

@@ -80,3 +80,5 @@ export const TERMINAL_CLOSE_CODES = [1008, 4401, 4403] as const;
 export const CLOSE_GOING_AWAY = 1001;
 export const CLOSE_TOO_BIG = 1009;
 export const CLOSE_TOO_SLOW = 4429;
+/** Kept sending past the route's messagesPerSecond after RATE_LIMITED replies. */
+export const CLOSE_RATE_LIMITED = 4430;

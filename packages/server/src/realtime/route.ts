@@ -8,7 +8,8 @@ import type { UwsWebSocket, UwsWebSocketBehavior } from '../uws/index.ts';
 import { checkWsBehavior, type WsRouteSpec } from './behavior.ts';
 import { compileControl } from './control.ts';
 import type { WsHub } from './hub.ts';
-import { CLOSE_TOO_BIG, CLOSE_TOO_SLOW, isControlFrame } from './protocol.ts';
+import { CLOSE_RATE_LIMITED, CLOSE_TOO_BIG, CLOSE_TOO_SLOW, errorFrame, isControlFrame, readRef } from './protocol.ts';
+import { admitMessage, newBudget } from './rate-limit.ts';
 import type { Socket, SocketPolicy } from './socket.ts';
 import { compileUpgrade, type UpgradeData } from './upgrade.ts';
 
@@ -20,6 +21,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
   const b = spec.behavior;
   const limits = checkWsBehavior(spec.pattern.path, b);
   const log = settings.logger;
+  const stats = hub.stats;
   const policy: SocketPolicy = {
     tooSlow:
       b.backpressure === 'drop'
@@ -28,6 +30,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
             // Deferred: uWS may be iterating subscribers (publish) when it reports the drop.
             queueMicrotask(() => {
               if (!socket.closed) {
+                if (stats !== null) stats.slowClosed++;
                 log.warn({ ip: socket.ip, buffered: socket.bufferedAmount }, 'websocket too slow: closing with 4429');
                 socket.close(CLOSE_TOO_SLOW, 'Too slow: send buffer full');
               }
@@ -35,6 +38,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
           },
     flushTopic: (topic) => hub.flushTopic(topic),
     hub,
+    stats,
   };
   const control = compileControl(b, limits, log);
 
@@ -51,6 +55,22 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
 
   const onMessage = b.message;
   const limit = limits.maxPayloadLength;
+  const perSecond = limits.rateLimit?.messagesPerSecond ?? 0;
+  const closeAfter = limits.rateLimit?.closeAfter ?? 0;
+
+  /** Over messagesPerSecond: protocol frames get RATE_LIMITED, raw messages are dropped; persistent abuse closes. */
+  const refuse = (s: Socket<any>, ab: ArrayBuffer, isBinary: boolean): void => {
+    if (s.closed) return; // frames still in flight after the close: nothing more to say
+    const refused = s._budget!.refused;
+    if (closeAfter > 0 && refused >= closeAfter) {
+      log.warn({ ip: s.ip, refused, perSecond }, 'websocket kept sending past its rate limit: closing with 4430');
+      return s.close(CLOSE_RATE_LIMITED, 'Rate limited');
+    }
+    if (refused === 1) log.debug({ ip: s.ip, perSecond }, 'websocket over its message rate limit');
+    if (isBinary || ab.byteLength < 9) return;
+    const bytes = new Uint8Array(ab);
+    if (isControlFrame(bytes)) s._send(rateLimitedFrame(bytes, perSecond), false);
+  };
 
   return {
     compression: b.compression ? uwsConstants.SHARED_COMPRESSOR : uwsConstants.DISABLED,
@@ -63,7 +83,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     maxLifetime: limits.maxLifetime,
     sendPingsAutomatically: b.sendPingsAutomatically ?? true,
 
-    upgrade: compileUpgrade(spec, settings, policy, tls),
+    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null),
 
     open(ws) {
       const { socket: s, deferOpen } = ws as unknown as UpgradeData;
@@ -80,10 +100,12 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
 
     message(ws: UwsWebSocket, ab: ArrayBuffer, isBinary: boolean) {
       const s = socketOf(ws);
+      if (stats !== null) stats.messagesIn++;
       if (ab.byteLength > limit) {
         log.warn({ ip: s.ip, size: ab.byteLength, limit }, 'websocket message too big: closing with 1009');
         return s.close(CLOSE_TOO_BIG, 'Message too big');
       }
+      if (perSecond !== 0 && !admitMessage((s._budget ??= newBudget(Date.now())), perSecond, Date.now())) return refuse(s, ab, isBinary);
       if (!isBinary && ab.byteLength >= 9) {
         const bytes = new Uint8Array(ab);
         if (isControlFrame(bytes)) return control(s, bytes);
@@ -96,6 +118,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     },
 
     dropped(ws) {
+      if (stats !== null) stats.dropped++;
       policy.tooSlow(socketOf(ws));
     },
 
@@ -109,4 +132,17 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       if (b.close) safely('close', b.close, s, code, reason);
     },
   };
+}
+
+const decoder = new TextDecoder();
+
+/** The RATE_LIMITED error reply, with the frame's ref when it has one (so a pending request fails fast). */
+function rateLimitedFrame(bytes: Uint8Array, perSecond: number): string {
+  let ref: number | undefined;
+  try {
+    ref = readRef((JSON.parse(decoder.decode(bytes)) as { ref?: unknown }).ref);
+  } catch {
+    ref = undefined;
+  }
+  return errorFrame(ref, 'RATE_LIMITED', `Too many messages: at most ${perSecond} per second`);
 }

@@ -2,6 +2,8 @@
 // socket has closed: the uWS object is never touched after its close callback.
 import { assertEventName, assertTopic, directEnvelope, encodeData, topicEnvelope } from './protocol.ts';
 import type { UwsWebSocket } from '../uws/index.ts';
+import type { MessageBudget } from './rate-limit.ts';
+import type { WsStats } from './stats.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -24,6 +26,8 @@ export interface SocketPolicy {
   /** Sends the app's coalesced envelopes for `topic` now (no-op without coalescing). */
   flushTopic(topic: string): void;
   hub: SocketHub;
+  /** Counters for metrics(), or null. */
+  stats: WsStats | null;
 }
 
 export class Socket<Data = unknown> {
@@ -36,6 +40,8 @@ export class Socket<Data = unknown> {
   /** close() was called: no more sends, the closing handshake is under way. @internal */
   _closing = false;
   /** @internal */ _policy: SocketPolicy;
+  /** Message counting, on routes with rateLimit.messagesPerSecond only. @internal */
+  _budget: MessageBudget | null = null;
   private subscriptions = 0;
   private tracked: Set<string> | null = null;
 
@@ -94,6 +100,8 @@ export class Socket<Data = unknown> {
   _send(message: string | ArrayBuffer | Uint8Array, isBinary: boolean): SendResult {
     const ws = this.live();
     if (ws === null) return 'closed';
+    const stats = this._policy.stats;
+    if (stats !== null) stats.messagesOut++;
     return RESULT[ws.send(message, isBinary)]!; // drops also reach the route's `dropped` hook
   }
 
@@ -150,6 +158,7 @@ export class Socket<Data = unknown> {
     if (ws === null) return false;
     const policy = this._policy;
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
+    if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
     let sent = ws.publish(topic, envelope, false);
     // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a

@@ -10,6 +10,7 @@ import { asciiText, type UwsWebSocketBehavior } from '../uws/index.ts';
 import type { WsBehavior, WsRouteSpec } from './behavior.ts';
 import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
+import type { UpgradeLimiter } from './rate-limit.ts';
 
 /** What uWS hands to `open` as the socket's user data. */
 export interface UpgradeData {
@@ -19,7 +20,7 @@ export interface UpgradeData {
 }
 
 /** Builds the uWS `upgrade` handler for one route (once, at startup). */
-export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean): NonNullable<UwsWebSocketBehavior['upgrade']> {
+export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean, limiter: UpgradeLimiter | null): NonNullable<UwsWebSocketBehavior['upgrade']> {
   const b = spec.behavior;
   const log = settings.logger;
   const hooks: ResponseHooks = {
@@ -35,7 +36,16 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
   const hasParams = paramNames.length > 0 || wildcardAt !== -1;
   const origins = b.allowedOrigins;
   const staticOrigins = typeof origins === 'function' ? undefined : origins;
-  const direct = b.upgrade === undefined && typeof origins !== 'function';
+  // With an upgrade limit every handshake is counted, through the full path below.
+  const direct = b.upgrade === undefined && typeof origins !== 'function' && limiter === null;
+  /** Origin check, then the app's hook: the socket's data, false, or a promise of either. */
+  const decide = (req: Request): unknown => {
+    if (!originAllowed(b.allowedOrigins, req)) {
+      log.warn({ origin: req._header('origin'), host: req._header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
+      throw new HttpError(403, 'Origin not allowed');
+    }
+    return b.upgrade ? b.upgrade(req) : undefined;
+  };
 
   return (ures, ureq, context) => {
     const framing = framingProblem(ureq);
@@ -68,11 +78,9 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
     };
     try {
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : {}) as never;
-      if (!originAllowed(b.allowedOrigins, req)) {
-        log.warn({ origin: req._header('origin'), host: req._header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
-        throw new HttpError(403, 'Origin not allowed');
-      }
-      const decided = b.upgrade ? b.upgrade(req) : undefined;
+      // Counted first: a flood is refused before any origin or app work.
+      const counted = limiter === null ? undefined : limiter.check(req, log);
+      const decided = counted === undefined ? decide(req) : counted.then(() => decide(req));
       if (!(decided instanceof Promise)) {
         res._leaveCallback(); // upgrade() corks by itself
         return finish(decided, false);

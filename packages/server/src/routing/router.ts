@@ -61,7 +61,13 @@ export class Router {
     const prefix = typeof args[0] === 'string' ? normalizePrefix(args.shift() as string) : null;
     const handlers = args as Middleware[];
     if (handlers.length === 0) throw new TypeError('use() needs at least one middleware');
-    for (const h of handlers) if (typeof h !== 'function') throw new TypeError('Middleware must be a function');
+    for (const h of handlers) {
+      if ((h as unknown) instanceof Router) {
+        const at = prefix ?? '/';
+        throw new TypeError(`use() got a Router: routers are mounted with attach(), e.g. app.attach(${JSON.stringify(at)}, router)`);
+      }
+      if (typeof h !== 'function') throw new TypeError(`Middleware must be a function (req, res, next), got ${h === null ? 'null' : typeof h}`);
+    }
     this._middleware.push({ prefix, handlers });
     return this;
   }

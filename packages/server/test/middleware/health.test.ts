@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
-import { App, health } from '../../src/index.ts';
+import { createServer, type Server as NetServer } from 'node:net';
+import { App, health, type Bus, type BusDelivery, type BusMessage } from '../../src/index.ts';
 import { eventually, recordingLogger, sleep, start } from '../helpers.ts';
 
 /** One keep-alive TCP connection: send a request, read exactly one response. */
@@ -155,4 +156,125 @@ describe('health', () => {
     assert.throws(() => health({ check: {} } as never), /unknown option "check"/);
     assert.throws(() => health(null as never), /options must be an object/);
   });
+});
+
+/**
+ * A small real bus: publishes travel as JSON lines over TCP to a relay that echoes them to
+ * every other connection. ready() is true while the TCP connection is up; it reconnects
+ * every 50 ms when the relay is gone (what a Redis or NATS bus does, in miniature).
+ */
+class TcpBus implements Bus {
+  private socket: Socket | null = null;
+  private connected = false;
+  private closed = false;
+  private deliver: BusDelivery | null = null;
+  private readonly port: number;
+  constructor(port: number) {
+    this.port = port;
+  }
+  ready(): boolean {
+    return this.connected;
+  }
+  start(deliver: BusDelivery): Promise<void> {
+    this.deliver = deliver;
+    return new Promise((resolve) => this.connect(resolve));
+  }
+  private connect(onReady?: () => void): void {
+    if (this.closed) return;
+    const socket = connect(this.port, '127.0.0.1');
+    this.socket = socket;
+    let buf = '';
+    socket.on('connect', () => {
+      this.connected = true;
+      onReady?.();
+    });
+    socket.on('data', (chunk) => {
+      buf += chunk.toString();
+      for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
+        const { topic, message } = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        this.deliver?.(topic, message, false);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      this.connected = false;
+      if (!this.closed) setTimeout(() => this.connect(onReady), 50);
+    });
+  }
+  publish(topic: string, message: BusMessage): void {
+    if (this.connected) this.socket!.write(JSON.stringify({ topic, message: String(message) }) + '\n');
+  }
+  interest(): void {}
+  close(): void {
+    this.closed = true;
+    this.socket?.destroy();
+  }
+}
+
+/** The relay the bus connects to: every line goes to every other connection. */
+function relay(port = 0): Promise<{ server: NetServer; port: number; stop(): Promise<void> }> {
+  const clients = new Set<Socket>();
+  const server = createServer((c) => {
+    clients.add(c);
+    c.on('data', (d) => {
+      for (const o of clients) if (o !== c) o.write(d);
+    });
+    c.on('close', () => clients.delete(c));
+    c.on('error', () => {});
+  });
+  return new Promise((resolve) =>
+    server.listen(port, '127.0.0.1', () =>
+      resolve({
+        server,
+        port: (server.address() as { port: number }).port,
+        stop: () =>
+          new Promise<void>((r) => {
+            for (const c of clients) c.destroy();
+            server.close(() => r());
+          }),
+      }),
+    ),
+  );
+}
+
+test('/readyz is 503 while the bus reports it is disconnected (Bus.ready), 200 again once it reconnects; /healthz stays 200', async () => {
+  let r = await relay();
+  const bus = new TcpBus(r.port);
+  const app = new App({ bus });
+  app.use(health({ checks: { db: () => true } }));
+  const srv = await start(app);
+  try {
+    let res = await fetch(srv.url + '/readyz');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: 'ok', checks: { db: 'ok' } });
+    assert.equal(app.busReady, true);
+    const port = r.port;
+    await r.stop();
+    await eventually(() => !app.busReady);
+    res = await fetch(srv.url + '/readyz');
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), { status: 'unavailable', failed: ['bus'], checks: { bus: 'failed' } });
+    assert.equal((await fetch(srv.url + '/healthz')).status, 200, 'alive, just not ready');
+    r = await relay(port);
+    await eventually(() => app.busReady, 3000);
+    assert.equal((await fetch(srv.url + '/readyz')).status, 200);
+  } finally {
+    await srv.close();
+    await r.stop();
+  }
+});
+
+test('a bus without ready() is always ready; one whose ready() throws counts as not ready', async () => {
+  const plain: Bus = { start() {}, publish() {}, interest() {}, close() {} };
+  const throwing: Bus = { ...plain, ready: () => { throw new Error('broken'); } };
+  for (const [bus, status] of [[plain, 200], [throwing, 503]] as const) {
+    const app = new App({ bus });
+    app.use(health());
+    try {
+      assert.equal((await app.request('/readyz')).status, status);
+    } finally {
+      await app.close();
+    }
+  }
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Counter, Registry } from 'prom-client';
 import { App, HttpError, metrics } from '../../src/index.ts';
-import { eventually, openWs, start } from '../helpers.ts';
+import { eventually, openWs, rawWebSocket, start } from '../helpers.ts';
 
 interface Sample {
   name: string;
@@ -104,6 +104,56 @@ describe('metrics', () => {
       const buckets = samples.filter((s) => s.name === 'http_request_duration_seconds_bucket' && s.labels.route === '/users/:id').map((s) => s.value);
       assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b), 'buckets are cumulative');
       assert.ok(value(samples, 'http_request_duration_seconds_sum', users)! < 1);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('WebSocket messages in and out, publishes, slow consumers (messages dropped, sockets closed)', async () => {
+    const app = new App();
+    const mw = metrics({ defaultMetrics: false });
+    app.use(mw);
+    app.ws('/live', {
+      events: {
+        say: { handler: (ws, data) => void ws.publish('room', 'said', data) },
+        shout: { handler: (_ws, data) => void app.publish('room', 'shout', data) },
+      },
+      message: (ws) => void ws.sendRaw('raw back'),
+    });
+    const big = Buffer.alloc(64 * 1024, 1);
+    app.ws('/slow', {
+      maxBackpressure: 64 * 1024,
+      open(ws) {
+        for (let i = 0; i < 400 && !ws.closed; i++) ws.sendRaw(big);
+      },
+    });
+    const srv = await start(app);
+    try {
+      const c = await openWs(`ws://127.0.0.1:${srv.port}/live`);
+      c.ws.send(JSON.stringify({ type: 'subscribe', topic: 'room', ref: 1 }));
+      await c.next((m) => m.type === 'subscribed');
+      c.ws.send(JSON.stringify({ type: 'event', event: 'shout', data: 1, ref: 2 }));
+      await c.next((m) => m.event === 'shout');
+      c.ws.send(JSON.stringify({ type: 'event', event: 'say', data: 2, ref: 3 }));
+      await c.next((m) => m.ref === 3);
+      c.ws.send('not a protocol frame');
+      await c.next((m) => m === 'raw back');
+      let { samples, types } = await scrape(`${srv.url}/metrics`);
+      assert.equal(types.get('websocket_messages_received_total'), 'counter');
+      assert.equal(value(samples, 'websocket_messages_received_total'), 4);
+      // subscribed, reply to shout, reply to say, raw back (the publishes are counted apart).
+      assert.equal(value(samples, 'websocket_messages_sent_total'), 4);
+      assert.equal(value(samples, 'websocket_publishes_total'), 2);
+      assert.equal(value(samples, 'websocket_slow_consumers_closed_total'), 0);
+      c.ws.close();
+
+      const slow = await rawWebSocket(srv.port, '/slow');
+      slow.pause();
+      await eventually(() => app.connections === 0, 5000);
+      ({ samples } = await scrape(`${srv.url}/metrics`));
+      assert.ok(value(samples, 'websocket_slow_consumer_dropped_messages_total')! >= 1);
+      assert.equal(value(samples, 'websocket_slow_consumers_closed_total'), 1);
+      slow.destroy();
     } finally {
       await srv.close();
     }

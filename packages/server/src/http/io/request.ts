@@ -12,6 +12,8 @@ import type { Response } from './response.ts';
 import type { AppView, Settings } from '../../app/settings.ts';
 import type { Get, RouteTypes } from '../route-types.ts';
 import { loadUws, type UwsRequest } from '../../uws/index.ts';
+import { childLogger, type Logger } from '../../app/logger.ts';
+import { generateRequestId, isWellFormedRequestId } from '../observe/request-id.ts';
 
 /** Data middleware passes to later handlers. Augment it: `declare module '@tachyon/server' { interface Locals { user: User } }`. */
 export interface Locals {
@@ -46,6 +48,8 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _reader: BodyReader | null | undefined = undefined;
   /** @internal */ _bodyLimit: number;
   /** @internal */ _locals: Locals | undefined = undefined;
+  /** @internal */ _id: string | undefined = undefined;
+  /** @internal */ _logger: Logger | undefined = undefined;
 
   /** @internal */
   constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number, route = '', headers?: Record<string, string>) {
@@ -175,6 +179,42 @@ export class Request<T extends RouteTypes = {}> {
   /** The app serving this request, read-only: draining, connections, inflight, logger. */
   get app(): AppView {
     return this._settings.app!;
+  }
+
+  /**
+   * This request's id: from the incoming `X-Request-Id` when trusted (the app's `requestId`
+   * option, else trustProxy) and well-formed, otherwise generated. With `requestId` on it is
+   * also in the response header; off, it is made only when read (docs/logging.md).
+   */
+  get id(): string {
+    return (this._id ??= this._makeId());
+  }
+
+  /** @internal */
+  _makeId(): string {
+    const config = this._settings.requestId;
+    const trusted = config?.trustHeader ?? this._settings.trustProxy !== false;
+    if (trusted) {
+      const incoming = this._header(config?.header ?? 'x-request-id');
+      if (isWellFormedRequestId(incoming)) return incoming;
+    }
+    if (config === null || config.generate === generateRequestId) return generateRequestId();
+    // A custom generator that fails or returns a bad id fails this request (500, logged);
+    // the request keeps a generated id so its error path can still log with one.
+    this._id = generateRequestId();
+    const id: unknown = config.generate();
+    if (typeof id !== 'string' || !isWellFormedRequestId(id)) throw new TypeError(`requestId.generate() must return 1-200 printable ASCII characters without spaces, got ${JSON.stringify(id)}`);
+    return id;
+  }
+
+  /** The app's logger bound to this request: every line carries `reqId` (pino's child logger). Made on first use. */
+  get log(): Logger {
+    return (this._logger ??= childLogger(this._settings.logger, { reqId: this.id }));
+  }
+
+  /** Where the framework logs about this request: `req.log` with request ids on, the app's logger otherwise. @internal */
+  _log(): Logger {
+    return this._settings.requestId !== null ? this.log : this._settings.logger;
   }
 
   /** Per-request data for middleware to hand to later handlers. */

@@ -5,10 +5,13 @@
 import type { BodyReader } from './body.ts';
 import type { Compression } from '../../serving/compression.ts';
 import { shareable, type DedupTable } from '../../serving/dedup.ts';
-import { HttpError } from '../errors.ts';
+import { RequestTimeoutError } from '../errors.ts';
 import type { Settings } from '../../app/settings.ts';
 import { statusLine } from '../status.ts';
 import { asciiText, type UwsResponse } from '../../uws/index.ts';
+
+/** The chain's promise when every step ran synchronously (chain.ts returns it): nothing is pending. */
+export const SETTLED: Promise<void> = Promise.resolve();
 
 // Typed `number` so that TypeScript does not narrow `_state` across awaits.
 export const OPEN: number = 0;
@@ -16,6 +19,12 @@ export const SENDING: number = 1; // the body is being compressed off-thread: no
 export const STREAMING: number = 2;
 export const DONE: number = 3;
 const ABORTED: number = 4;
+/** `_deadline` markers: the framework ended the response itself (late writes are not bugs). */
+const TIMED_OUT = -1;
+const SHUT_DOWN = -2;
+
+/** Misuse (answering twice) throws here and is logged in production: see `_late`. */
+const DEVELOPMENT = process.env.NODE_ENV !== 'production';
 
 export type Body = string | Uint8Array | ArrayBuffer;
 
@@ -24,6 +33,8 @@ export type Body = string | Uint8Array | ArrayBuffer;
  * response modules do not import request.ts, which imports them. @internal
  */
 export interface ResponseRequest {
+  readonly method: string;
+  readonly route: string;
   _header(key: string): string | undefined;
   readonly signal: AbortSignal;
   /** Aborts `req.signal` (if anyone asked for it) with `reason`. */
@@ -36,6 +47,8 @@ export interface ResponseHooks {
   fail(err: unknown, req: ResponseRequest, res: ResponseCore): void;
   readonly compression: Compression | null;
   readonly dedup: DedupTable | null;
+  /** The route's timeout in ms (for the timeout's log line). */
+  readonly timeout?: number;
 }
 
 // cork() runs its callback synchronously, so one static thunk and these slots replace a
@@ -68,9 +81,12 @@ export class ResponseCore {
   /** @internal */ _tls: boolean;
   /** @internal */ _reader: BodyReader | null = null;
   /** @internal */ _deadline = 0;
+  /** What the chain returned, while the timeout clock runs (see _startDeadline). @internal */ _chain: Promise<void> | undefined = undefined;
   /** @internal */ _drain: (() => void) | null = null;
   /** @internal */ _remote: string | undefined = undefined;
   /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
+  /** performance.now() at the start, when the access log is on (else 0: nothing is counted). @internal */ _t0 = 0;
+  /** Body bytes written, counted only when the access log is on. @internal */ _bytes = 0;
 
   /** @internal */
   constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
@@ -101,10 +117,25 @@ export class ResponseCore {
   }
 
   status(code: number): this {
-    if (this._state === OPEN) {
-      statusLine(code); // validates the code now rather than at write time
-      this._status = code;
-    }
+    if (this._state !== OPEN) return this._late('res.status()');
+    statusLine(code); // validates the code now rather than at write time
+    this._status = code;
+    return this;
+  }
+
+  /**
+   * A write after the response was answered (or started streaming): a bug in the app, such as
+   * res.json() twice or a header after the body. Throws in development (NODE_ENV !==
+   * 'production'), logs a warning in production; silent after the client left, after a
+   * shutdown ended the stream, or after the request timed out (the app could not know).
+   * @internal
+   */
+  _late(what: string): this {
+    if (this._state === ABORTED || this._deadline === TIMED_OUT || this._deadline === SHUT_DOWN) return this;
+    const req = this._req;
+    const message = `${what} after the response was ${this._state === DONE ? 'sent' : 'started'} (${req.method} ${req.route}): a response is answered once, and its headers go out with the first byte of the body`;
+    if (DEVELOPMENT) throw new Error(message);
+    this._settings.logger.warn({ method: req.method, route: req.route, url: (req as { url?: string }).url }, `${message}; ignored`);
     return this;
   }
 
@@ -178,6 +209,7 @@ export class ResponseCore {
   /** @internal */
   _op(op: number, arg: Body | undefined): boolean {
     const u = this._uws;
+    if (this._t0 !== 0) this._countBytes(op, arg);
     if (op === OP_WRITE) return u.write(arg!);
     if (op === OP_TRY_END) {
       const [ok, done] = u.tryEnd(arg!, corkLength!);
@@ -185,8 +217,11 @@ export class ResponseCore {
       return ok;
     }
     if (op === OP_END_STREAM) {
+      // Never end(…, true) here: uWS would write a Connection: close header after the body
+      // chunks it already sent, corrupting the response (seen when a shutdown ended SSE
+      // streams). OP_BEGIN sent that header already when the connection should close.
       if (this._head) this._endWithoutBody(undefined);
-      else u.end(undefined, this._closeAfter());
+      else u.end(undefined, false);
       this._settle(DONE);
       return true;
     }
@@ -194,6 +229,7 @@ export class ResponseCore {
     const h = this._headers;
     if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
     if (op === OP_BEGIN) {
+      if (!this._head && this._closeAfter()) u.writeHeader('connection', 'close');
       this._state = STREAMING;
       this._deadline = 0; // streams are exempt from the request timeout
       u.onWritable(() => {
@@ -211,6 +247,14 @@ export class ResponseCore {
     else u.end(arg, this._closeAfter());
     this._settle(DONE);
     return true;
+  }
+
+  /** Body bytes for the access log (HEAD and bodiless statuses send none). */
+  private _countBytes(op: number, arg: Body | undefined): void {
+    const status = this._status;
+    if (this._head || status === 204 || status === 304 || status < 200) return;
+    if (op === OP_TRY_END) this._bytes = corkLength ?? 0;
+    else if ((op === OP_END || op === OP_WRITE) && arg !== undefined) this._bytes += byteLength(arg);
   }
 
   /**
@@ -263,18 +307,49 @@ export class ResponseCore {
     this._sync = false;
   }
 
-  /** Starts the request timeout clock. @internal */
-  _startDeadline(ms: number): void {
+  /**
+   * Starts the request timeout clock. `chain`: what the route's chain returned, kept so the
+   * timeout's log line can say whether the handler's promise was still pending. @internal
+   */
+  _startDeadline(ms: number, chain: Promise<void> | undefined): void {
     this._deadline = Date.now() + ms;
+    this._chain = chain;
   }
 
   /** Timeout sweep: past the deadline and still unanswered, the request fails with 503. @internal */
   _expireIfDue(now: number): void {
-    if (this._deadline === 0 || this._deadline > now || this._state !== OPEN) return;
+    if (this._deadline <= 0 || this._deadline > now || this._state !== OPEN) return;
     this._deadline = 0;
-    const err = new HttpError(503, 'Request timed out', { expose: true });
+    const chain = this._chain;
+    this._chain = undefined;
+    if (chain === undefined || chain === SETTLED) return this._timeOut(false);
+    // One microtask tells whether the chain's promise has settled (rare path: timeouts only).
+    Promise.race([chain.then(() => false), SETTLED.then(() => true)]).then(
+      (pending) => this._timeOut(pending),
+      () => this._timeOut(false),
+    );
+  }
+
+  private _timeOut(pending: boolean): void {
+    if (this._state !== OPEN) return;
+    this._deadline = TIMED_OUT;
+    const req = this._req;
+    const err = new RequestTimeoutError(this._hooks.timeout ?? 0, pending, req.method, req.route);
     this._req._abortSignal(err);
     this._hooks.fail(err, this._req, this);
+  }
+
+  /**
+   * The server is shutting down: a streamed response (SSE, res.stream()) would never end by
+   * itself, so `req.signal` aborts (reason: 'Server shutting down') and the stream is ended
+   * cleanly (the chunked body terminated: clients see a complete response and reconnect
+   * elsewhere). Other responses are left to finish. @internal
+   */
+  _shutDown(): void {
+    if (this._state !== STREAMING) return;
+    this._deadline = SHUT_DOWN;
+    this._req._abortSignal(new Error('Server shutting down'));
+    if (this._state === STREAMING) this._corked(OP_END_STREAM, undefined);
   }
 
   /** This response leads a deduplicated group under `key`. @internal */

@@ -24,7 +24,7 @@ export { EventStream };
 export class Response extends ResponseCore {
   /** Sets a header, replacing any earlier value of the same name. Arrays send the header once per item. */
   header(name: string, value: string | number | readonly string[]): this {
-    if (this._state !== OPEN) return this;
+    if (this._state !== OPEN) return this._late('res.header()');
     const key = checkHeaderName(name);
     this.removeHeader(key);
     if (Array.isArray(value)) for (const v of value) this._push(key, checkHeaderValue(key, v));
@@ -34,7 +34,7 @@ export class Response extends ResponseCore {
 
   /** Adds a header line without replacing earlier ones (e.g. several Set-Cookie). */
   appendHeader(name: string, value: string): this {
-    if (this._state !== OPEN) return this;
+    if (this._state !== OPEN) return this._late('res.appendHeader()');
     const key = checkHeaderName(name);
     this._push(key, checkHeaderValue(key, value));
     return this;
@@ -42,7 +42,8 @@ export class Response extends ResponseCore {
 
   removeHeader(name: string): this {
     const h = this._headers;
-    if (h === null || this._state !== OPEN) return this;
+    if (this._state !== OPEN) return this._late('res.removeHeader()');
+    if (h === null) return this;
     const key = name.toLowerCase();
     for (let i = h.length - 2; i >= 0; i -= 2) if (h[i] === key) h.splice(i, 2);
     return this;
@@ -54,7 +55,7 @@ export class Response extends ResponseCore {
   }
 
   json(value: unknown): void {
-    if (this._state !== OPEN) return;
+    if (this._state !== OPEN) return void this._late('res.json()');
     const text = JSON.stringify(value);
     if (text === undefined) throw new TypeError('Value is not JSON-serializable');
     if (this.getHeader('content-type') === undefined) this._push('content-type', JSON_TYPE);
@@ -62,13 +63,13 @@ export class Response extends ResponseCore {
   }
 
   html(markup: string): void {
-    if (this._state !== OPEN) return;
+    if (this._state !== OPEN) return void this._late('res.html()');
     this.header('content-type', HTML_TYPE).end(markup);
   }
 
   /** Strings as text/plain, bytes as application/octet-stream, anything else as JSON. */
   send(body?: unknown): void {
-    if (this._state !== OPEN) return;
+    if (this._state !== OPEN) return void this._late('res.send()');
     if (body === undefined || body === null) return this.end();
     if (typeof body === 'string') {
       if (this.getHeader('content-type') === undefined) this._push('content-type', TEXT_TYPE);
@@ -83,7 +84,7 @@ export class Response extends ResponseCore {
 
   /** Ends the response, with an optional body. */
   end(body?: Body): void {
-    if (this._state !== OPEN) return;
+    if (this._state !== OPEN) return void this._late('res.end()');
     if (this._dedupKey !== null) this._share(body);
     const c = this._hooks.compression;
     if (c !== null && body !== undefined && this._compressAndEnd(body, c)) return;
@@ -143,12 +144,12 @@ export class Response extends ResponseCore {
   }
 
   redirect(location: string, status = 302): void {
-    if (this._state !== OPEN) return;
+    if (this._state !== OPEN) return void this._late('res.redirect()');
     this.status(status).header('location', location).end();
   }
 
   cookie(name: string, value: string, options: CookieOptions = {}): this {
-    if (this._state !== OPEN) return this;
+    if (this._state !== OPEN) return this._late('res.cookie()');
     let v = value;
     if (options.signed) {
       const secret = this._settings.cookieSecrets[0];
@@ -173,6 +174,7 @@ export class Response extends ResponseCore {
   async stream(source: StreamSource, options: { length?: number } = {}): Promise<void> {
     if (this._state !== OPEN) {
       cancelSource(source);
+      this._late('res.stream()');
       return;
     }
     const length = options.length;
@@ -267,7 +269,8 @@ export class Response extends ResponseCore {
 
   /** Server-sent events on this response. */
   sse(options: { retry?: number } = {}): EventStream {
-    if (this._state === OPEN) {
+    if (this._state !== OPEN) this._late('res.sse()');
+    else {
       this.header('content-type', 'text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache, no-transform')
         .header('x-accel-buffering', 'no');
@@ -275,6 +278,25 @@ export class Response extends ResponseCore {
       if (options.retry !== undefined) this.write(`retry: ${Math.floor(options.retry)}\n\n`);
     }
     return new EventStream(this);
+  }
+
+  /**
+   * Sets a header the framework knows is valid (lower-case token name, safe value): replaces
+   * the value in place if present, else adds it. No checks, no splice (per-request
+   * middleware headers such as RateLimit-*). @internal
+   */
+  _setKnownHeader(key: string, value: string): void {
+    if (this._state !== OPEN) return void this._late('res.header()');
+    const h = this._headers;
+    if (h !== null) {
+      for (let i = 0; i < h.length; i += 2) {
+        if (h[i] === key) {
+          h[i + 1] = value;
+          return;
+        }
+      }
+    }
+    this._push(key, value);
   }
 
   /** Adopts a precomputed header list (copied) when no header was set yet; else adds each. @internal */

@@ -1,7 +1,8 @@
 // Liveness and readiness endpoints (docs/health.md). `GET /healthz` answers 200 while the
 // process can serve at all; `GET /readyz` answers 503 once close() has started (so a load
-// balancer stops sending traffic while in-flight requests drain) or while a registered check
-// fails. Every other request passes through: one path comparison.
+// balancer stops sending traffic while in-flight requests drain), while the app's bus says it
+// is disconnected (`Bus.ready()`), or while a registered check fails. Every other request
+// passes through: one path comparison.
 import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import type { Middleware } from '../../http/types.ts';
@@ -23,6 +24,7 @@ export interface HealthOptions {
 const KNOWN = new Set(['checks', 'livenessPath', 'readinessPath', 'timeout']);
 const LIVE = '{"status":"ok"}';
 const DRAINING = '{"status":"draining"}';
+const BUS_DOWN = '{"status":"unavailable","failed":["bus"],"checks":{"bus":"failed"}}';
 
 /** `app.use(health({ checks: { db: () => db.ping() } }))` — add it first, before auth or rate limits. */
 export function health(options: HealthOptions = {}): Middleware {
@@ -46,10 +48,13 @@ export function health(options: HealthOptions = {}): Middleware {
     if (path === live) return answer(res, 200, LIVE);
     if (path !== ready) return next();
     if (req.app.draining) return answer(res, 503, DRAINING);
+    // A disconnected bus (Redis, NATS down): publishes would reach only this process.
+    if (!req.app.busReady) return answer(res, 503, BUS_DOWN);
     if (fns.length === 0) return answer(res, 200, LIVE);
     return runChecks(names, fns, timeout, req).then((failed) => {
       if (res.finished) return;
       if (req.app.draining) return answer(res, 503, DRAINING);
+      if (!req.app.busReady) return answer(res, 503, BUS_DOWN);
       if (failed.length === 0) answer(res, 200, JSON.stringify({ status: 'ok', checks: Object.fromEntries(names.map((n) => [n, 'ok'])) }));
       else answer(res, 503, JSON.stringify({ status: 'unavailable', failed, checks: Object.fromEntries(names.map((n) => [n, failed.includes(n) ? 'failed' : 'ok'])) }));
     });

@@ -1,13 +1,17 @@
 // Prometheus metrics (docs/metrics.md) with prom-client: `GET /metrics` answers the text
 // format; every other request is counted by route pattern (req.route, never the raw path:
 // bounded cardinality), method and status, timed, and tracked in flight. The counting is
-// plain arithmetic (http-series.ts); prom-client formats only when scraped.
+// plain arithmetic (http-series.ts); prom-client formats only when scraped. WebSocket
+// messages, publishes and slow consumers are counted by the app's hub once this middleware is
+// installed with app.use() (ws-series.ts).
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { AppView } from '../../app/settings.ts';
 import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import type { Middleware } from '../../http/types.ts';
 import { DEFAULT_BUCKETS, HttpSeries } from './http-series.ts';
+import { registerWsSeries } from './ws-series.ts';
+import { WS_STATS, WsStats } from '../../realtime/stats.ts';
 
 export interface MetricsOptions {
   /** Where Prometheus scrapes. Default `/metrics`. */
@@ -45,6 +49,9 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
 
   const series = new HttpSeries(buckets);
   series.register(registry, prefix);
+  // The app hands these to its WebSocket hub when this middleware is installed with app.use().
+  const wsStats = new WsStats();
+  registerWsSeries(registry, prefix, wsStats);
   let inflight = 0;
   // The app is known only from a request; the scrape itself provides it.
   let app: AppView | undefined;
@@ -77,5 +84,5 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     }
     return chain.then(() => finish(req, res, start));
   };
-  return Object.assign(mw as Middleware, { registry });
+  return Object.assign(mw as Middleware, { registry, [WS_STATS]: wsStats });
 }

@@ -85,9 +85,10 @@ function decide(l: Limiter, hit: RateLimitHit, res: Response, next: Next): Promi
   if (typeof hit?.count !== 'number' || typeof hit.resetAt !== 'number') throw new TypeError('rateLimit(): store.increment() must return { count, resetAt }');
   const reset = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
   if (l.headers) {
-    res.header('ratelimit-limit', l.limit);
-    res.header('ratelimit-remaining', String(hit.count >= l.max ? 0 : l.max - hit.count));
-    res.header('ratelimit-reset', String(reset));
+    // Known-valid names and numeric values: set without the public header() checks.
+    res._setKnownHeader('ratelimit-limit', l.limit);
+    res._setKnownHeader('ratelimit-remaining', String(hit.count >= l.max ? 0 : l.max - hit.count));
+    res._setKnownHeader('ratelimit-reset', String(reset));
   }
   if (hit.count > l.max) throw new HttpError(429, 'Too Many Requests', { headers: { 'retry-after': String(Math.max(1, reset)) } });
   return next();

@@ -41,10 +41,14 @@ export interface Bus {
    * interested, so traffic nobody here watches never arrives.
    */
   interest(topic: string, interested: boolean): void;
+  /**
+   * True while the transport is connected and carrying messages. Absent means always ready.
+   * `health()` answers `/readyz` with 503 while it returns false (docs/health.md). Called per
+   * readiness probe, never per message: keep it a field read.
+   */
+  ready?(): boolean;
   /** Subscribers of `topic` on the whole bus, when the transport can tell (else undefined). */
   subscribers?(topic: string): number | undefined;
-  /** True while the bus can carry messages (connected to its broker). `/readyz` answers 503 when false. */
-  ready?(): boolean;
   /** Stops: unsubscribes and disconnects. Called when the app closes, after its sockets. */
   close(): void | Promise<void>;
 }

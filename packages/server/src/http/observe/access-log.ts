@@ -1,0 +1,57 @@
+// Access logs (docs/logging.md): one line per request when it settles (answered, or the client
+// left), through the request's logger, so the line carries the request id. The response
+// counts body bytes and the start time only when this is on (ResponseCore._t0 !== 0).
+import type { Request } from '../io/request.ts';
+import type { Response } from '../io/response.ts';
+
+export interface AccessLogOptions {
+  /** Log level of the lines. Default 'info'. */
+  level?: 'info' | 'debug';
+  /** Requests not to log (health probes, metrics scrapes): `(req) => req.path === '/healthz'`. */
+  skip?: (req: Request) => boolean;
+}
+
+/** Resolved access-log settings (Settings.accessLog). */
+export interface AccessLogConfig {
+  readonly level: 'info' | 'debug';
+  readonly skip: ((req: Request) => boolean) | undefined;
+}
+
+const KNOWN = new Set(['level', 'skip']);
+
+export function resolveAccessLog(option: boolean | AccessLogOptions | undefined): AccessLogConfig | null {
+  if (option === undefined || option === false) return null;
+  if (option === true) return { level: 'info', skip: undefined };
+  if (typeof option !== 'object' || option === null) throw new TypeError('accessLog must be a boolean or { level, skip }');
+  for (const k of Object.keys(option)) if (!KNOWN.has(k)) throw new TypeError(`accessLog: unknown option "${k}"`);
+  if (option.level !== undefined && option.level !== 'info' && option.level !== 'debug') throw new TypeError("accessLog.level must be 'info' or 'debug'");
+  if (option.skip !== undefined && typeof option.skip !== 'function') throw new TypeError('accessLog.skip must be a function (req) => boolean');
+  return { level: option.level ?? 'info', skip: option.skip };
+}
+
+/**
+ * Called once when a logged response settles. Goes through `req.log` when the request made
+ * one; otherwise through the app's logger with `reqId` as a field: the same line, without a
+ * child logger per request (pino's child() costs about a microsecond).
+ */
+export function logAccess(res: Response, config: AccessLogConfig): void {
+  const req = res._req as Request<any>;
+  const ms = performance.now() - res._t0;
+  try {
+    if (config.skip !== undefined && config.skip(req)) return;
+    const aborted = res.aborted;
+    const fields: Record<string, unknown> = { method: req.method, path: req.path, route: req.route, status: aborted ? 499 : res.statusCode, bytes: res._bytes, duration: Math.round(ms * 1000) / 1000 };
+    if (aborted) fields.aborted = true;
+    const msg = aborted ? 'request aborted' : 'request completed';
+    const bound = req._logger;
+    if (bound !== undefined) bound[config.level](fields, msg);
+    else {
+      const settings = req._settings;
+      // With request ids on, every line has one; off, only if the request made one.
+      if (settings.requestId !== null || req._id !== undefined) settings.logger[config.level]({ reqId: req.id, ...fields }, msg);
+      else settings.logger[config.level](fields, msg);
+    }
+  } catch (err) {
+    req.app.logger.error({ err }, 'access log failed');
+  }
+}
