@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: build, type tests, then every test file with Node's test runner.
 import { spawnSync } from 'node:child_process';
+import { ensureSystemDeps } from './ensure-system-deps.mjs';
 
 const run = (cmd, args) => {
   console.log(`\n$ ${[cmd, ...args].join(' ')}`);
@@ -9,10 +10,14 @@ const run = (cmd, args) => {
 };
 
 console.log(`node ${process.version} (${process.execPath})`);
-run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit']);
+// redis-server and nats-server for the bus tests (test/buses/), installed with apt when missing.
+ensureSystemDeps();
+run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit', 'packages/redis', 'packages/nats']);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
 run('tsc', ['-p', 'packages/sveltekit/test-types']);
+run('tsc', ['-p', 'packages/redis/test-types']);
+run('tsc', ['-p', 'packages/nats/test-types']);
 // The load generator's Rust tests need cargo: they run in `npm run bench:test` (CI runs both).
-run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', ...process.argv.slice(2)]);
+run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', 'test/**/*.test.ts', ...process.argv.slice(2)]);

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PACKAGES = ['packages/server', 'packages/client'];
+const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats'];
 const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
 const app = join(work, 'app');
 const node = process.execPath;
@@ -75,6 +75,23 @@ console.log(JSON.stringify({ sum }));
 live.close();
 `;
 
+// The buses as a user wires them; the brokers are unreachable on purpose: the app must start
+// and serve anyway (broker retries go on in the background), then close cleanly.
+const BUSES = `import { App } from '@tachyon/server';
+import { redisBus, type RedisBusOptions } from '@tachyon/redis';
+import { natsBus } from '@tachyon/nats';
+
+const options: RedisBusOptions = { url: 'redis://127.0.0.1:1', sharded: false };
+for (const bus of [redisBus(options), natsBus({ servers: 'nats://127.0.0.1:1' })]) {
+  const app = new App({ bus });
+  app.get('/', () => ({ ready: bus.ready() }));
+  const server = await app.listen({ port: 0, host: '127.0.0.1' });
+  const body: { ready: boolean } = await (await fetch('http://127.0.0.1:' + server.port + '/')).json();
+  console.log(JSON.stringify(body));
+  await server.close();
+}
+`;
+
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2023',
@@ -106,6 +123,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     writeFileSync(join(app, 'server.ts'), SERVER);
     writeFileSync(join(app, 'client.ts'), CLIENT);
     writeFileSync(join(app, 'cluster.ts'), CLUSTER);
+    writeFileSync(join(app, 'buses.ts'), BUSES);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
     const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
@@ -120,7 +138,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
   });
 
   test('installs as a user gets it: no workspace links, README and LICENSE shipped', () => {
-    for (const name of ['server', 'client']) {
+    for (const name of ['server', 'client', 'redis', 'nats']) {
       const dir = join(app, 'node_modules', '@tachyon', name);
       assert.ok(lstatSync(dir).isDirectory() && !lstatSync(dir).isSymbolicLink(), `${name}: installed from its tarball`);
       assert.ok(!JSON.stringify(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {}).includes('workspace:'));
@@ -167,6 +185,11 @@ describe('consumer: the packed packages in an app outside the repository', { tim
   test('a WebSocket event with a reply, through @tachyon/client from Node', () => {
     const { stdout } = sh(node, ['client.ts', `ws://127.0.0.1:${port}/live`], app, 20_000);
     assert.deepEqual(JSON.parse(stdout.trim()), { sum: 42 });
+  });
+
+  test('@tachyon/redis and @tachyon/nats: an app starts and serves while its broker is unreachable, and closes', () => {
+    const { stdout } = sh(node, ['buses.ts'], app, 30_000);
+    assert.deepEqual(stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ ready: false }, { ready: false }]);
   });
 
   test('app.client() serves the browser build', async () => {

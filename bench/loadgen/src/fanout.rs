@@ -51,6 +51,9 @@ pub struct FanoutConfig {
     /// `{"topic":T,"event":D,"data":<payload>}` and receivers expect it back, so that a raw
     /// forwarding server delivers exactly the bytes a Tachyon server would.
     pub envelope: bool,
+    /// Cross-server fan-out: the extra senders connect here (another server of the same app,
+    /// behind a broker) while the subscribers connect to `common.url`.
+    pub sender_url: Option<String>,
     /// (prefix, suffix) of a delivery, for the fast path (set by `run`).
     fast: Option<(Vec<u8>, Vec<u8>)>,
 }
@@ -75,6 +78,7 @@ impl FanoutConfig {
             deliver_event: "bench".into(),
             join_event: "join".into(),
             envelope: false,
+            sender_url: None,
             fast: None,
         }
     }
@@ -157,6 +161,9 @@ impl FanoutConfig {
         }
         if self.binary && self.common.protocol != Protocol::Raw {
             return Err("--binary is only supported with --protocol raw".into());
+        }
+        if self.sender_url.is_some() && self.senders_subscribe {
+            return Err("--sender-url needs --extra-senders (the senders on the other server only send)".into());
         }
         if self.window > 0 && !self.senders_subscribe {
             return Err("--window needs the senders to be subscribers (not --extra-senders)".into());
@@ -522,6 +529,17 @@ pub async fn run(mut cfg: FanoutConfig) -> J {
             return report;
         }
     };
+    let sender_target = match cfg.sender_url.as_deref().map(Target::parse) {
+        None => target.clone(),
+        Some(Ok(t)) => Arc::new(t),
+        Some(Err(e)) => {
+            fail(&mut report, e);
+            return report;
+        }
+    };
+    if let Some(u) = &cfg.sender_url {
+        report.insert("sender_url", u.as_str());
+    }
     let cfg = Arc::new(cfg);
     let total = cfg.total_connections();
     let barrier = Barrier::new(cfg.common.connect_concurrency);
@@ -532,7 +550,7 @@ pub async fn run(mut cfg: FanoutConfig) -> J {
         .map(|id| {
             tokio::spawn(conn_task(Task {
                 cfg: cfg.clone(),
-                target: target.clone(),
+                target: if cfg.sender_of(id).is_some() && !cfg.senders_subscribe { sender_target.clone() } else { target.clone() },
                 barrier: barrier.clone(),
                 shared: shared.clone(),
                 stop: stop_rx.clone(),

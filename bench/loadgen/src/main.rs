@@ -25,6 +25,7 @@ modes:
                first S subscribers) | --extra-senders (S more connections that only send)
                --publish-event NAME (bench:publish) --deliver-event NAME (bench) --join-event NAME (join)
                --envelope (raw only: send and expect the Tachyon delivery envelope)
+               --sender-url ws://… (with --extra-senders: the senders connect to this other server)
   connections  open N idle connections and hold them
                --count N (1000) --hold S (1)
 
@@ -147,6 +148,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             }
             c.senders_subscribe = !a.flag("extra-senders");
             c.envelope = a.flag("envelope");
+            c.sender_url = a.take("sender-url");
             if let Some(t) = a.take("topic") {
                 c.topic = t;
             }

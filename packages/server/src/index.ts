@@ -4,7 +4,8 @@ export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mo
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
 export { Router, type RouteMethod } from './routing/router.ts';
 export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-table.ts';
-export { InProcessBus, type Bus, type BusDelivery, type BusMessage } from './realtime/bus/index.ts';
+export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
+export { BrokerBus, type BrokerBusOptions, type BrokerBusStats, type BrokerLink, type BrokerTransport } from './realtime/bus/broker/index.ts';
 export { Request, type Locals } from './http/io/request.ts';
 export { Response, EventStream, type Body, type StreamSource } from './http/io/response.ts';
 export { HttpError, ValidationError, type ValidationIssue, type ValidationTarget } from './http/errors.ts';

@@ -46,7 +46,7 @@ export class WsHub {
 
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
-    return this.bus.start(this.deliver);
+    return this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
   }
 
   private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
@@ -191,13 +191,25 @@ export class WsHub {
     if (this.batches !== null && this.batches.size > 0) this.flushAll();
   }
 
+  /** Subscribers of `topic` in this process only (app.subscribers). */
   subscribers(topic: string): number {
     return this.uws === null ? 0 : this.uws.numSubscribers(topic);
   }
 
-  /** Subscribers of `topic` on the whole bus (every worker), or this process's when the bus cannot tell. */
+  /**
+   * Subscribers of `topic` on the whole bus (every worker, every server: app.cluster.subscribers),
+   * or this process's when the bus cannot tell. A failing bus count is logged, not thrown.
+   */
   totalSubscribers(topic: string): number {
-    return this.remote?.subscribers?.(topic) ?? this.subscribers(topic);
+    const local = this.subscribers(topic);
+    if (this.remote === null || this.remote.subscribers === undefined) return local;
+    let total: number | undefined;
+    try {
+      total = this.remote.subscribers(topic);
+    } catch (err) {
+      this.logger.error({ err, topic }, 'bus subscribers() failed');
+    }
+    return total ?? local;
   }
 
   /** Open WebSocket connections on the whole bus, or this process's when the bus cannot tell. */

@@ -3,18 +3,33 @@
 // subscribers itself, through uWS's C++ pub/sub; a bus only carries the same bytes to the
 // others, and brings theirs back. With the default in-process bus there are no others:
 // nothing extra happens on a publish (docs/realtime.md, "Buses").
+import type { Logger } from '../../app/logger.ts';
+
 export type BusMessage = string | Uint8Array | ArrayBuffer;
 
 /** Delivers a message that came from the bus to this process's subscribers of `topic`. */
 export type BusDelivery = (topic: string, message: BusMessage, isBinary: boolean) => void;
+
+/** What the app lends its bus at start: its logger, and its local subscriber counts. */
+export interface BusHost {
+  /** The app's logger: a bus logs its connection changes and the messages it drops here. */
+  readonly logger: Logger;
+  /** Subscribers of `topic` in this process (uWS's count). */
+  localSubscribers(topic: string): number;
+}
 
 /**
  * A pub/sub transport between Tachyon processes. Experimental: the interface that
  * `@tachyon/redis`, `@tachyon/nats` and worker-thread clustering implement.
  */
 export interface Bus {
-  /** Called once when the app starts, with the function that hands incoming messages to local subscribers. */
-  start(deliver: BusDelivery): void | Promise<void>;
+  /**
+   * Called once when the app starts, with the function that hands incoming messages to local
+   * subscribers (and, since buses for other servers need them, the app's logger and local
+   * counts). `listen()` waits for the returned promise: a bus for a remote broker should
+   * not wait for the broker, so that an app starts while it is down.
+   */
+  start(deliver: BusDelivery, host?: BusHost): void | Promise<void>;
   /**
    * This process published `message` (already delivered locally): send it to the others.
    * Synchronous and non-blocking: queue it if the transport is busy. Never throws.

@@ -1,0 +1,191 @@
+// The Redis side of a broker bus (BrokerBus in @tachyon/server does the rest): two node-redis
+// connections, one to publish and one in subscriber mode (Redis takes a subscribed
+// connection over), or with `sharded`, a cluster client that routes SPUBLISH to the shard
+// owning the channel's slot and keeps one sharded subscriber per shard. node-redis
+// reconnects with our backoff and resubscribes every channel by itself.
+import { createClient, createCluster, type RedisClientType, type RedisClusterType } from '@redis/client';
+import type { BrokerLink, BrokerTransport } from '@tachyon/server';
+import type { RedisBusSettings } from './options.ts';
+
+/** 100 ms, doubling, at most 5 s, plus up to 20% jitter so servers don't reconnect in step. */
+export function backoff(retries: number): number {
+  const base = Math.min(100 * 2 ** Math.min(retries, 6), 5000);
+  return Math.round(base + Math.random() * base * 0.2);
+}
+
+type Client = RedisClientType<any, any, any, any, any>;
+type Cluster = RedisClusterType<any, any, any, any, any>;
+
+export class RedisTransport implements BrokerTransport {
+  readonly name = 'redis';
+  private readonly settings: RedisBusSettings;
+  private readonly presenceChannel: string;
+  private link: BrokerLink | null = null;
+  private pub: Client | null = null;
+  private sub: Client | null = null;
+  private cluster: Cluster | null = null;
+  /** Sharded channels wanted, and those whose SSUBSCRIBE has not succeeded yet (cluster only). */
+  private readonly wanted = new Set<string>();
+  private readonly unconfirmed = new Set<string>();
+  private up = false;
+  private closed = false;
+  private errors = 0;
+  private clusterRetry: NodeJS.Timeout | null = null;
+
+  constructor(settings: RedisBusSettings) {
+    this.settings = settings;
+    this.presenceChannel = `${settings.prefix}"presence"`;
+  }
+
+  open(link: BrokerLink): void {
+    this.link = link;
+    const { client, urls } = this.settings;
+    const socket = { ...client.socket, reconnectStrategy: backoff } as NonNullable<typeof client.socket>;
+    if (this.settings.sharded) {
+      this.cluster = createCluster({
+        rootNodes: urls.map((url) => ({ url })),
+        defaults: { ...client, socket },
+        // Our own bound (BrokerBus's outbox) replaces node-redis's unbounded offline queue.
+        useReplicas: false,
+      }) as Cluster;
+      // Any node event may change readiness; the node clients' state settles after the event.
+      const recheck = () => setImmediate(this.check);
+      this.cluster
+        .on('error', this.onError)
+        .on('node-error', this.onError)
+        .on('node-reconnecting', recheck)
+        .on('node-disconnect', recheck)
+        .on('node-ready', () => {
+          recheck();
+          // A sharded subscriber came back: node-redis replays its listeners; ours that
+          // failed while it was away are retried here.
+          this.retryWanted();
+        })
+        .on('connect', recheck)
+        .on('disconnect', recheck);
+      this.connectCluster(0);
+      return;
+    }
+    this.pub = createClient({ ...client, url: urls[0], socket, disableOfflineQueue: true }) as Client;
+    // The subscriber keeps node-redis's offline queue: (un)subscribes made while it is away
+    // wait for it, and it replays every subscription when it reconnects.
+    this.sub = this.pub.duplicate({ disableOfflineQueue: false }) as Client;
+    for (const c of [this.pub, this.sub]) {
+      c.on('error', this.onError).on('ready', this.check).on('end', this.check).on('reconnecting', this.check);
+      // connect() keeps retrying (reconnectStrategy) and settles when ready or closed.
+      c.connect().catch(() => {});
+    }
+  }
+
+  /** A cluster client's first discovery fails when no seed node answers: retry with backoff. */
+  private connectCluster(attempt: number): void {
+    this.cluster!.connect().then(() => {
+      this.check();
+      this.retryWanted();
+    }, (err: unknown) => {
+      if (this.closed) return;
+      this.onError(err);
+      this.clusterRetry = setTimeout(() => this.connectCluster(attempt + 1), backoff(attempt));
+    });
+  }
+
+  private readonly check = (): void => {
+    const up = !this.closed && (this.cluster !== null ? this.cluster.isReady && this.cluster.masters.every((m) => m.client?.isReady === true) : this.pub!.isReady && this.sub!.isReady);
+    if (up === this.up) return;
+    this.up = up;
+    if (up) {
+      this.errors = 0;
+      this.link!.up();
+    } else this.link!.down();
+  };
+
+  private readonly onError = (err: unknown): void => {
+    // node-redis emits an error per failed attempt while reconnecting: log the 1st, 2nd, 4th…
+    const n = ++this.errors;
+    if (!this.closed && (n & (n - 1)) === 0) this.link?.logger.warn({ err, attempts: n }, 'redis bus: connection error (retrying with backoff)');
+    this.check();
+  };
+
+  private readonly ok = (): void => this.link!.settled(1);
+  private readonly lost = (err: unknown): void => this.link!.settled(1, err);
+
+  send(topic: string | null, frame: Buffer): void {
+    const channel = topic === null ? this.presenceChannel : this.settings.prefix + topic;
+    const sent = this.cluster !== null ? this.cluster.sPublish(channel, frame) : this.pub!.publish(channel, frame);
+    sent.then(this.ok, this.lost);
+  }
+
+  private readonly listener = (message: Buffer, channel: Buffer): void => {
+    const name = channel.toString('latin1');
+    if (name === this.presenceChannel) return this.link!.message(null, message);
+    const prefix = this.settings.prefix;
+    if (!name.startsWith(prefix)) return;
+    this.link!.message(name.slice(prefix.length), message);
+  };
+
+  private readonly failedSubscribe = (err: unknown): void => {
+    if (!this.closed) this.link?.logger.warn({ err }, 'redis bus: (un)subscribe failed; retried when the connection is back');
+  };
+
+  subscribe(topics: readonly (string | null)[]): void {
+    const channels = topics.map((t) => (t === null ? this.presenceChannel : this.settings.prefix + t));
+    if (this.cluster === null) {
+      // One SUBSCRIBE for the batch; node-redis queues it while offline and replays every
+      // subscription after a reconnect.
+      this.sub!.subscribe(channels, this.listener, true).catch(this.failedSubscribe);
+      return;
+    }
+    for (const c of channels) {
+      this.wanted.add(c);
+      this.sSubscribe(c);
+    }
+  }
+
+  /** SSUBSCRIBE takes channels of one slot: one command per channel (pipelined). */
+  private sSubscribe(channel: string): void {
+    const cluster = this.cluster!;
+    this.unconfirmed.add(channel);
+    if (!cluster.isReady) return; // applied once the cluster is discovered (retryWanted)
+    cluster.sSubscribe(channel, this.listener, true).then(
+      () => {
+        this.unconfirmed.delete(channel);
+        // Unsubscribed meanwhile: undo.
+        if (!this.wanted.has(channel)) cluster.sUnsubscribe(channel, this.listener, true).catch(() => {});
+      },
+      (err: unknown) => {
+        if (this.wanted.has(channel)) this.failedSubscribe(err);
+      },
+    );
+  }
+
+  private retryWanted(): void {
+    if (this.cluster === null || !this.cluster.isReady || this.closed) return;
+    for (const c of this.unconfirmed) if (this.wanted.has(c)) this.sSubscribe(c);
+      else this.unconfirmed.delete(c);
+  }
+
+  unsubscribe(topics: readonly string[]): void {
+    const channels = topics.map((t) => this.settings.prefix + t);
+    if (this.cluster === null) {
+      this.sub!.unsubscribe(channels, this.listener, true).catch(this.failedSubscribe);
+      return;
+    }
+    for (const c of channels) {
+      this.wanted.delete(c);
+      if (this.unconfirmed.delete(c)) continue;
+      this.cluster.sUnsubscribe(c, this.listener, true).catch(() => {});
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.clusterRetry !== null) clearTimeout(this.clusterRetry);
+    const clients = [this.pub, this.sub, this.cluster].filter((c) => c !== null);
+    // close() waits for pending replies when connected; destroy() when it is not.
+    await Promise.all(clients.map((c) => (c.isReady ? c.close().catch(() => c.destroy()) : Promise.resolve(c.destroy())).catch(() => {})));
+    if (this.up) {
+      this.up = false;
+      this.link?.down();
+    }
+  }
+}

@@ -1,0 +1,20 @@
+// Type tests: redisBus() is a Bus for new App({ bus }), with typed options and counters.
+import { App, type Bus, type BrokerBusStats } from '@tachyon/server';
+import { redisBus, type RedisBusOptions } from '@tachyon/redis';
+
+const bus = redisBus({ url: 'redis://127.0.0.1:6379', sharded: true, prefix: 'chat:', maxQueue: 100, presenceInterval: false });
+const asBus: Bus = bus;
+new App({ bus });
+new App({ bus: redisBus() });
+const stats: BrokerBusStats = bus.stats();
+const ready: boolean = bus.ready();
+const n: number | undefined = bus.subscribers('room');
+const options: RedisBusOptions = { url: ['redis://a:7000', 'redis://b:7000'], sharded: true, client: { username: 'u', password: 'p' } };
+redisBus(options);
+// @ts-expect-error sharded is a boolean
+redisBus({ sharded: 'yes' });
+// @ts-expect-error unknown option
+redisBus({ host: 'localhost' });
+// @ts-expect-error url is a string or string[]
+redisBus({ url: 6379 });
+void [asBus, stats, ready, n];

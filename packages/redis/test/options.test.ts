@@ -1,0 +1,31 @@
+// redisBus() options: bad ones throw at construction with a message naming the option.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { redisBus } from '../src/index.ts';
+
+test('bad options are refused before anything connects', () => {
+  const bad: [unknown, RegExp][] = [
+    [{ url: 'http://localhost:6379' }, /redis:\/\/ or rediss:\/\//],
+    [{ url: 'not a url' }, /not a URL/],
+    [{ url: [] }, /url must be/],
+    [{ url: ['redis://a:1', 'redis://b:1'] }, /need sharded: true/],
+    [{ sharded: 'yes' }, /sharded must be a boolean/],
+    [{ prefix: 'a"b' }, /prefix/],
+    [{ prefix: 'app\n' }, /prefix/],
+    [{ sharded: true, prefix: '{app}:' }, /hash tag/],
+    [{ maxQueue: 0 }, /maxQueue must be a positive integer/],
+    [{ maxInFlight: 1.5 }, /maxInFlight/],
+    [{ presenceInterval: 1 }, /presenceInterval/],
+    [{ logger: 'console' }, /logger/],
+    [{ host: 'localhost' }, /unknown option "host"/],
+    [null, /options must be an object/],
+  ];
+  for (const [options, message] of bad) assert.throws(() => redisBus(options as never), message, JSON.stringify(options));
+});
+
+test('good options build a bus that is not ready before it starts', () => {
+  const bus = redisBus({ url: 'rediss://user:secret@redis.example:6380/2', prefix: 'chat:', presenceInterval: false, maxQueue: 10 });
+  assert.equal(bus.ready(), false);
+  assert.equal(bus.subscribers('room'), undefined, 'no presence: no cluster-wide count');
+  assert.equal(bus.stats().connected, false);
+});

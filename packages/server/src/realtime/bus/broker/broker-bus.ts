@@ -1,0 +1,323 @@
+// A bus over a message broker (Redis, NATS): what is the same whatever the broker. The
+// transport (in @tachyon/redis, @tachyon/nats) only connects, sends frames, subscribes
+// channels and reports what happens; this class frames messages with this process's origin,
+// drops the broker's echo of them, checks what arrives before local fan-out, bounds what
+// waits for a slow or absent broker, batches interest changes and keeps the cluster-wide
+// subscriber counts (docs/scaling.md).
+import type { Bus, BusDelivery, BusHost, BusMessage } from '../bus.ts';
+import { silentLogger, type Logger } from '../../../app/logger.ts';
+import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, sentBy } from './frame.ts';
+import { Outbox } from './outbox.ts';
+import { Presence } from './presence.ts';
+
+/** What a transport reports to its bus. */
+export interface BrokerLink {
+  readonly logger: Logger;
+  /** Connected: publishes and subscriptions flow. */
+  up(): void;
+  /** Connection lost (the transport reconnects by itself, with backoff). */
+  down(reason?: unknown): void;
+  /** A frame arrived on a topic's channel, or on the presence channel (`topic` null). */
+  message(topic: string | null, frame: Uint8Array): void;
+  /** `count` sends were confirmed by the broker, or lost when `err` is given. */
+  settled(count: number, err?: unknown): void;
+}
+
+/** One broker client: the part of a bus that differs between Redis and NATS. */
+export interface BrokerTransport {
+  /** For logs: "redis", "nats". */
+  readonly name: string;
+  /** Starts connecting in the background and keeps reconnecting until close(). Never throws. */
+  open(link: BrokerLink): void;
+  /** Sends one frame to a topic's channel (null: the presence channel). Called only while up; reports through link.settled. */
+  send(topic: string | null, frame: Buffer): void;
+  /** Subscribes these topics' channels (a batch; null: the presence channel). The transport keeps them across reconnects. */
+  subscribe(topics: readonly (string | null)[]): void;
+  unsubscribe(topics: readonly string[]): void;
+  close(): Promise<void>;
+}
+
+export interface BrokerBusOptions {
+  /** Largest message (bytes) carried either way; bigger publishes and arrivals are dropped and logged. Default 1 MiB. */
+  maxMessageSize?: number;
+  /** Publishes sent and not yet confirmed by the broker. Default 1024. */
+  maxInFlight?: number;
+  /** Publishes waiting while the broker is slow or away; past it new publishes are dropped. Default 10 000. */
+  maxQueue?: number;
+  /** The same bound in bytes. Default 16 MiB. */
+  maxQueueBytes?: number;
+  /** Milliseconds between announcements of this server's subscriber counts, or false to keep no cluster-wide counts. Default 2000. */
+  presenceInterval?: number | false;
+  /** Where connection changes and dropped messages are logged. Default: the app's logger. */
+  logger?: Logger;
+}
+
+export interface BrokerBusStats {
+  connected: boolean;
+  /** Publishes sent to the broker (confirmed or not). */
+  published: number;
+  /** Frames that arrived on topic channels (before any check): what interest tracking keeps low. */
+  received: number;
+  /** Messages from other servers handed to local subscribers. */
+  delivered: number;
+  /** Publishes waiting for the broker, and their bytes. */
+  queued: number;
+  queuedBytes: number;
+  inFlight: number;
+  /** Publishes dropped because the queue was full or the message too big. */
+  dropped: number;
+  /** Publishes lost with a connection (sent, never confirmed). */
+  failed: number;
+  /** Arrivals refused (bad frame, too big, invalid UTF-8). */
+  rejected: number;
+  /** Topics this server is subscribed to on the broker. */
+  topics: number;
+}
+
+const KNOWN = new Set(['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'logger']);
+
+/** Checks the options common to every broker bus; `extra` are the transport's own option names. */
+export function brokerBusOptions(where: string, options: Record<string, unknown>, extra: readonly string[]): Required<Omit<BrokerBusOptions, 'logger'>> & { logger: Logger | undefined } {
+  for (const k of Object.keys(options)) if (!KNOWN.has(k) && !extra.includes(k)) throw new TypeError(`${where}: unknown option "${k}"`);
+  const int = (name: keyof BrokerBusOptions, fallback: number): number => {
+    const v = options[name] ?? fallback;
+    if (!Number.isSafeInteger(v) || (v as number) < 1) throw new TypeError(`${where}: ${name} must be a positive integer`);
+    return v as number;
+  };
+  const presence = options.presenceInterval ?? 2000;
+  if (presence !== false && (!Number.isSafeInteger(presence) || (presence as number) < 10)) throw new TypeError(`${where}: presenceInterval must be an integer >= 10 (milliseconds) or false`);
+  const logger = options.logger as Logger | undefined;
+  if (logger !== undefined && (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function')) throw new TypeError(`${where}: logger must be a Logger (error, warn, info, debug)`);
+  return {
+    maxMessageSize: int('maxMessageSize', 1 << 20),
+    maxInFlight: int('maxInFlight', 1024),
+    maxQueue: int('maxQueue', 10_000),
+    maxQueueBytes: int('maxQueueBytes', 16 << 20),
+    presenceInterval: presence as number | false,
+    logger,
+  };
+}
+
+export class BrokerBus implements Bus {
+  private readonly origin = newOrigin();
+  private readonly options: ReturnType<typeof brokerBusOptions>;
+  private readonly outbox: Outbox;
+  private readonly presence = new Presence();
+  private deliver: BusDelivery | null = null;
+  private host: BusHost | null = null;
+  private logger: Logger;
+  private connected = false;
+  private everConnected = false;
+  private closed = false;
+  /** Topics with local subscribers right now (what the app told us). */
+  private readonly interested = new Set<string>();
+  /** Topics subscribed on the broker (what we told the transport). */
+  private readonly subscribed = new Set<string>();
+  private interestQueued = false;
+  private presenceTimer: NodeJS.Timeout | null = null;
+  private presenceSoon: NodeJS.Timeout | null = null;
+  private published = 0;
+  private delivered = 0;
+  private received = 0;
+  private rejected = 0;
+  private tooBig = 0;
+  private readonly link: BrokerLink;
+  private readonly transport: BrokerTransport;
+
+  constructor(transport: BrokerTransport, options: BrokerBusOptions = {}) {
+    this.transport = transport;
+    this.options = brokerBusOptions(`${transport.name}Bus()`, options as Record<string, unknown>, []);
+    this.logger = this.options.logger ?? silentLogger;
+    this.outbox = new Outbox(this.options, (topic, frame) => {
+      this.published++;
+      this.transport.send(topic, frame);
+    });
+    const bus = this;
+    this.link = {
+      get logger() {
+        return bus.logger;
+      },
+      up: () => this.onUp(),
+      down: (reason) => this.onDown(reason),
+      message: (topic, frame) => this.onMessage(topic, frame),
+      settled: (count, err) => this.onSettled(count, err),
+    };
+  }
+
+  start(deliver: BusDelivery, host?: BusHost): void {
+    if (this.deliver !== null) throw new Error(`${this.transport.name} bus already started: one bus per app`);
+    this.deliver = deliver;
+    this.host = host ?? null;
+    if (this.options.logger === undefined && host !== undefined) this.logger = host.logger;
+    // Not awaited: the app serves local traffic while the broker is away.
+    this.transport.open(this.link);
+    if (this.options.presenceInterval !== false) {
+      this.transport.subscribe([null]);
+      this.presenceTimer = setInterval(() => this.announce(), this.options.presenceInterval);
+      this.presenceTimer.unref();
+    }
+  }
+
+  publish(topic: string, message: BusMessage, isBinary: boolean): void {
+    if (this.closed) return;
+    const size = typeof message === 'string' ? message.length : message.byteLength;
+    // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: only measure near the limit.
+    if (size > this.options.maxMessageSize / 3 && (typeof message === 'string' ? Buffer.byteLength(message) : size) > this.options.maxMessageSize) {
+      const n = ++this.tooBig;
+      if ((n & (n - 1)) === 0) this.logger.warn({ topic, bytes: size, maxMessageSize: this.options.maxMessageSize, count: n }, 'bus: publish over maxMessageSize not sent to other servers');
+      return;
+    }
+    const frame = encodeFrame(this.origin, isBinary ? FrameKind.Binary : FrameKind.Text, message);
+    if (!this.outbox.push(topic, frame)) {
+      const n = this.outbox.dropped;
+      if ((n & (n - 1)) === 0) this.logger.warn({ topic, dropped: n, queued: this.outbox.queued, connected: this.connected }, `${this.transport.name} bus: publish queue full, message not sent to other servers`);
+    }
+  }
+
+  interest(topic: string, interested: boolean): void {
+    if (interested) this.interested.add(topic);
+    else this.interested.delete(topic);
+    if (!this.interestQueued && !this.closed) {
+      this.interestQueued = true;
+      // Batched: every change of this event-loop turn becomes one subscribe and one unsubscribe.
+      setImmediate(this.applyInterest);
+    }
+  }
+
+  private readonly applyInterest = (): void => {
+    this.interestQueued = false;
+    if (this.closed) return;
+    const add: string[] = [];
+    const remove: string[] = [];
+    for (const topic of this.interested) if (!this.subscribed.has(topic)) add.push(topic);
+    for (const topic of this.subscribed) if (!this.interested.has(topic)) remove.push(topic);
+    for (const t of add) this.subscribed.add(t);
+    for (const t of remove) this.subscribed.delete(t);
+    if (add.length > 0) this.transport.subscribe(add);
+    if (remove.length > 0) this.transport.unsubscribe(remove);
+    if (add.length > 0 || remove.length > 0) this.announceSoon();
+  };
+
+  /** Subscribers of `topic` on every server: exact here, as of each server's last announcement elsewhere. */
+  subscribers(topic: string): number | undefined {
+    if (this.options.presenceInterval === false || this.host === null) return undefined;
+    return this.host.localSubscribers(topic) + this.presence.others(topic);
+  }
+
+  ready(): boolean {
+    return this.connected;
+  }
+
+  /** Counters for metrics and tests. */
+  stats(): BrokerBusStats {
+    return {
+      connected: this.connected,
+      published: this.published,
+      received: this.received,
+      delivered: this.delivered,
+      queued: this.outbox.queued,
+      queuedBytes: this.outbox.queuedBytes,
+      inFlight: this.outbox.inFlight,
+      dropped: this.outbox.dropped + this.tooBig,
+      failed: this.outbox.failed,
+      rejected: this.rejected,
+      topics: this.subscribed.size,
+    };
+  }
+
+  /** Other servers heard from on the presence channel recently. */
+  get servers(): number {
+    return this.presence.servers;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.presenceTimer !== null) clearInterval(this.presenceTimer);
+    if (this.presenceSoon !== null) clearTimeout(this.presenceSoon);
+    // Tell the others this server is gone (an empty snapshot), then let queued publishes go.
+    if (this.connected && this.options.presenceInterval !== false) {
+      this.outbox.push(null, encodeFrame(this.origin, FrameKind.Presence, Presence.encode(1, [])));
+    }
+    this.closed = true;
+    this.interested.clear();
+    this.presence.clear();
+    const deadline = Date.now() + 2000;
+    while (this.connected && (this.outbox.queued > 0 || this.outbox.inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    this.outbox.clear();
+    await this.transport.close();
+    this.connected = false;
+  }
+
+  private onUp(): void {
+    if (this.closed || this.connected) return;
+    this.connected = true;
+    this.logger.info({ bus: this.transport.name, queued: this.outbox.queued, reconnected: this.everConnected }, `${this.transport.name} bus connected`);
+    this.everConnected = true;
+    this.outbox.setOpen(true);
+    this.announceSoon();
+  }
+
+  private onDown(reason?: unknown): void {
+    if (!this.connected) return;
+    this.connected = false;
+    this.outbox.setOpen(false);
+    if (!this.closed) this.logger.warn({ bus: this.transport.name, err: reason }, `${this.transport.name} bus disconnected: publishes queue (bounded) until it is back`);
+  }
+
+  private onSettled(count: number, err?: unknown): void {
+    this.outbox.settled(count, err === undefined);
+    if (err !== undefined) {
+      const n = this.outbox.failed;
+      // Logged when the total crosses a power of two: an outage must not flood the log.
+      if (Math.clz32(n - count) !== Math.clz32(n)) this.logger.warn({ bus: this.transport.name, err, lost: n }, `${this.transport.name} bus: publishes lost with the connection`);
+    }
+  }
+
+  private onMessage(topic: string | null, frame: Uint8Array): void {
+    if (this.closed) return;
+    if (topic !== null) this.received++;
+    const problem = checkFrame(frame, this.options.maxMessageSize);
+    if (problem !== null) return this.reject(topic, problem);
+    if (sentBy(frame, this.origin)) return; // the broker's echo of our own publish
+    const kind = frame[2]!;
+    if (topic === null) {
+      if (kind !== FrameKind.Presence) return this.reject(topic, 'a message on the presence channel');
+      const refused = this.presence.receive(originOf(frame), Buffer.from(frame.buffer, frame.byteOffset + HEADER_BYTES, frame.byteLength - HEADER_BYTES).toString());
+      if (refused !== null) this.reject(topic, refused);
+      return;
+    }
+    if (kind === FrameKind.Presence) return this.reject(topic, 'a presence frame on a topic channel');
+    // Arrivals for a topic nobody here watches any more (the unsubscribe is on its way).
+    if (!this.interested.has(topic) || this.deliver === null) return;
+    this.delivered++;
+    try {
+      this.deliver(topic, frame.subarray(HEADER_BYTES), kind === FrameKind.Binary);
+    } catch (err) {
+      this.logger.error({ err, topic }, 'bus: local delivery failed');
+    }
+  }
+
+  private reject(topic: string | null, reason: string): void {
+    const n = ++this.rejected;
+    if ((n & (n - 1)) === 0) this.logger.warn({ bus: this.transport.name, topic, reason, rejected: n }, `${this.transport.name} bus: dropped a bad message from the broker`);
+  }
+
+  private announceSoon(): void {
+    if (this.options.presenceInterval === false || this.presenceSoon !== null || this.closed) return;
+    this.presenceSoon = setTimeout(() => {
+      this.presenceSoon = null;
+      this.announce();
+    }, 50);
+    this.presenceSoon.unref();
+  }
+
+  private announce(): void {
+    const host = this.host;
+    if (!this.connected || this.closed || host === null || this.options.presenceInterval === false) return;
+    const counts: [string, number][] = [];
+    for (const topic of this.interested) counts.push([topic, host.localSubscribers(topic)]);
+    // Not queued behind publishes when the window is full: a late snapshot is useless.
+    if (this.outbox.queued > 0) return;
+    this.outbox.push(null, encodeFrame(this.origin, FrameKind.Presence, Presence.encode(this.options.presenceInterval * 3, counts)));
+  }
+}

@@ -1,0 +1,23 @@
+// The Redis side of the bus suite: a real redis-server, plain or as a one-node Redis Cluster.
+import { createClient } from '@redis/client';
+import { RedisBroker, type Broker } from './brokers.ts';
+import type { Harness } from './suite.ts';
+
+export function redisHarness(sharded: boolean): Harness {
+  return {
+    name: sharded ? 'redis (sharded pub/sub, cluster)' : 'redis',
+    startBroker: () => RedisBroker.start({ cluster: sharded }),
+    unstartedBroker: () => RedisBroker.unstarted({ cluster: sharded }),
+    config: (broker, extra = {}) => ({ kind: 'redis', options: { url: (broker as RedisBroker).url, sharded, ...extra } }),
+    async inject(broker, topic, bytes, prefix = 'tachyon:') {
+      const client = createClient({ url: (broker as RedisBroker).url });
+      await client.connect();
+      try {
+        const channel = topic === null ? `${prefix}"presence"` : prefix + topic;
+        await client.sendCommand([sharded ? 'SPUBLISH' : 'PUBLISH', channel, bytes]);
+      } finally {
+        client.destroy();
+      }
+    },
+  };
+}
