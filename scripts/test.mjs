@@ -13,5 +13,6 @@ run('tsc', ['-b', 'packages/server', 'packages/client']);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
+run('tsc', ['-p', 'examples/typing-race']);
 // The load generator's Rust tests need cargo: they run in `npm run bench:test` (CI runs both).
-run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', ...process.argv.slice(2)]);
+run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', ...process.argv.slice(2)]);
