@@ -36,12 +36,14 @@ pub struct GameConfig {
     pub p95_limit_ms: f64,
     /// Stop after this many bad seconds in a row (0: never stop early).
     pub stop_after_bad: u32,
+    /// Seconds at the start whose bad seconds do not count towards stopping (a cold server).
+    pub warmup_s: f64,
     pub matchmake_path: String,
 }
 
 impl GameConfig {
     pub fn new(common: Common) -> GameConfig {
-        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, stop_after_bad: 0, matchmake_path: "/api/pvp/matchmake".into() }
+        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, stop_after_bad: 0, warmup_s: 0.0, matchmake_path: "/api/pvp/matchmake".into() }
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -567,7 +569,7 @@ pub async fn run(cfg: GameConfig) -> J {
                 x.errors,
                 busy * 100.0
             ));
-            if bad {
+            if bad && sec as f64 > cfg.warmup_s {
                 bad_run += 1;
                 worst_ok = false;
             } else {

@@ -33,6 +33,7 @@ modes:
                --rate R (4 players/s) --max-players N (no limit) --duration S (60)
                --keystroke-ms MS (200) --ping-ms MS (1000) --matchmake-path P (/api/pvp/matchmake)
                --p95-limit-ms MS (50) --stop-after-bad N (0: never; stop after N bad seconds in a row)
+               --warmup S (0: bad seconds before S do not count towards stopping)
                --protocol tachyon|socketio; --url ws://HOST:PORT/ws (Socket.IO: ws://HOST:PORT/)
 
 common options:
@@ -184,6 +185,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             c.ping_ms = a.num("ping-ms", c.ping_ms)?;
             c.p95_limit_ms = a.num("p95-limit-ms", c.p95_limit_ms)?;
             c.stop_after_bad = a.num("stop-after-bad", c.stop_after_bad)?;
+            c.warmup_s = a.secs("warmup", c.warmup_s)?;
             if let Some(p) = a.take("matchmake-path") {
                 c.matchmake_path = p;
             }
