@@ -5,21 +5,26 @@
 //
 //   --peers tachyon,socketio-uws,socketio,bun,uws   --rate 100 (players/s)   --duration 180 (s, at most)
 //   --max-players 18000   --stop-after-bad 3 (bad seconds in a row)   --p95-limit-ms 50   --wait-seconds 2
-//   --warmup 5 (s: bad seconds before this do not count)   --write (results JSON and charts under bench/results/)
+//   --warmup 5 (s: bad seconds before this do not count)   --render FILE (only the charts and the
+//   RESULTS.md section, from a saved run)   --write (results JSON and charts under bench/results/)
 //
 // Capacity = the most players connected during the last good second before the first bad
 // one (a second is bad when ping or keystroke p95 >= the limit, or it had errors), server
 // pinned to one core, load generator to the other.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureLoadgen, environment, nofileStatus } from './lib/env.mjs';
 import { lineChart, PEER_COLORS } from './lib/game-charts.mjs';
+import { gameMarkdown, withGameSection } from './lib/game-report.mjs';
 import { ensureBenchInstall } from './lib/install.mjs';
 import { pkgJson, probeRuntimes } from './lib/peers.mjs';
 import { installSignalHandlers, runLoad, startServer, stopServer } from './lib/procs.mjs';
-import { CHARTS_DIR, RESULTS_DIR, fmtInt, fmtX, table } from './lib/util.mjs';
+import { BENCH_DIR, RESULTS_DIR, fmtInt, fmtX, table } from './lib/util.mjs';
+
+/** Not results/charts: `npm run bench` clears that folder when it regenerates its charts. */
+const CHARTS_DIR = path.join(RESULTS_DIR, 'game-charts');
 
 const GAME_PEERS = {
   tachyon: { label: 'Tachyon', runtime: 'node', protocol: 'tachyon', packages: ['@tachyon/server'], about: 'examples/typing-race itself (createGameApp)' },
@@ -40,10 +45,16 @@ const { values: o } = parseArgs({
     'wait-seconds': { type: 'string', default: '2' },
     warmup: { type: 'string', default: '5' },
     write: { type: 'boolean', default: false },
+    render: { type: 'string' },
   },
 });
 const log = (m) => console.error(m);
 installSignalHandlers();
+if (o.render) {
+  // Only the charts and the RESULTS.md section, from a saved run.
+  writeOutputs(JSON.parse(readFileSync(o.render, 'utf8')), path.resolve(o.render));
+  process.exit(0);
+}
 
 const peers = o.peers.split(',').map((p) => p.trim()).filter(Boolean);
 for (const p of peers) if (!GAME_PEERS[p]) throw new Error(`unknown game peer ${p} (${Object.keys(GAME_PEERS).join(', ')})`);
@@ -129,11 +140,18 @@ for (const g of goals) console.log(g);
 
 if (o.write) {
   const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
-  mkdirSync(CHARTS_DIR, { recursive: true });
+  mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `game-${stamp}.json`);
-  writeFileSync(file, `${JSON.stringify({ options: o, environment: { ...env, loadgenBin: undefined, staticDir: undefined }, results }, null, 1)}\n`);
+  const run = { options: o, command: `npm run bench:game -- ${process.argv.slice(2).join(' ')}`.trim(), environment: { ...env, loadgenBin: undefined, staticDir: undefined }, results };
+  writeFileSync(file, `${JSON.stringify(run, null, 1)}\n`);
+  writeOutputs(run, file);
+}
+
+/** The charts and the game section of RESULTS.md for one run (`file`: its JSON). */
+function writeOutputs({ results, options, environment, command }, file) {
+  mkdirSync(CHARTS_DIR, { recursive: true });
   const series = (f) => results.map((r) => ({ label: r.label, color: PEER_COLORS[r.peer], points: r.timeline.map((row) => [row.players, f(row)]) }));
-  const limit = Number(o['p95-limit-ms']);
+  const limit = Number(options['p95-limit-ms']);
   const charts = {
     'game-latency.svg': lineChart({ title: 'Keystroke → own progress, p95 (ms)', xLabel: 'connected players', yLabel: 'ms', series: series((row) => row.key?.p95), limit, yMax: limit * 3 }),
     'game-cpu.svg': lineChart({ title: 'Server CPU (% of its one core)', xLabel: 'connected players', yLabel: '%', series: series((row) => row.server?.cpu), yMax: 110 }),
@@ -141,5 +159,17 @@ if (o.write) {
     'game-eld.svg': lineChart({ title: 'Server event-loop delay, max per second (ms)', xLabel: 'connected players', yLabel: 'ms', series: series((row) => row.server?.eldMaxMs), yMax: 100 }),
   };
   for (const [name, svg] of Object.entries(charts)) writeFileSync(path.join(CHARTS_DIR, name), svg);
-  console.log(`bench:game: wrote ${path.relative(process.cwd(), file)} and ${Object.keys(charts).length} charts in ${path.relative(process.cwd(), CHARTS_DIR)}`);
+  const titles = { 'game-latency.svg': 'keystroke p95 against players', 'game-cpu.svg': 'server CPU against players', 'game-memory.svg': 'server RSS against players', 'game-eld.svg': 'event-loop delay against players' };
+  const rel = (f) => path.relative(BENCH_DIR, f).split(path.sep).join('/');
+  const section = gameMarkdown({
+    results,
+    options,
+    environment,
+    file: rel(file),
+    charts: Object.fromEntries(Object.keys(charts).map((n) => [rel(path.join(CHARTS_DIR, n)), titles[n]])),
+    command,
+  });
+  const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
+  writeFileSync(resultsFile, withGameSection(existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '# Benchmark results\n', section));
+  console.log(`bench:game: wrote ${rel(file)}, ${Object.keys(charts).length} charts in ${rel(CHARTS_DIR)} and the game section of bench/RESULTS.md`);
 }
