@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gameSection } from './lib/game-report.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -269,7 +270,10 @@ function estimateSeconds(plan, opts) {
 function writeReport(record, rows, goals) {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const charts = writeCharts(rows, CHARTS_DIR, BENCH_DIR);
-  writeFileSync(path.join(BENCH_DIR, 'RESULTS.md'), resultsMarkdown(record, rows, goals, charts));
+  const file = path.join(BENCH_DIR, 'RESULTS.md');
+  // The game-capacity section belongs to bench/game.mjs: kept as it is.
+  const kept = existsSync(file) ? gameSection(readFileSync(file, 'utf8')) : '';
+  writeFileSync(file, resultsMarkdown(record, rows, goals, charts) + kept);
   return charts;
 }
 

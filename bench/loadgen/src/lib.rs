@@ -1,6 +1,6 @@
 //! Tachyon's native WebSocket load generator: client framing, the upgrade handshake, the
-//! raw / Tachyon / Socket.IO protocols, and the three load modes (echo, fanout,
-//! connections). `main.rs` is only the command line.
+//! raw / Tachyon / Socket.IO protocols, and the load modes (echo, fanout,
+//! connections, game). `main.rs` is only the command line.
 
 pub mod common;
 pub mod conn;
@@ -8,7 +8,9 @@ pub mod connections;
 pub mod echo;
 pub mod fanout;
 pub mod frame;
+pub mod game;
 pub mod handshake;
+pub mod http;
 pub mod json;
 pub mod proto;
 

@@ -7,6 +7,7 @@ use loadgen::common::Common;
 use loadgen::connections::ConnectionsConfig;
 use loadgen::echo::EchoConfig;
 use loadgen::fanout::FanoutConfig;
+use loadgen::game::GameConfig;
 use loadgen::json::J;
 use loadgen::proto::Protocol;
 
@@ -28,6 +29,13 @@ modes:
                --sender-url ws://… (with --extra-senders: the senders connect to this other server)
   connections  open N idle connections and hold them
                --count N (1000) --hold S (1)
+  game         typing-race players (examples/typing-race) arriving at a fixed rate: matchmake over
+               HTTP, join, wait for the start, a keystroke every 200 ms, a ping every second
+               --rate R (4 players/s) --max-players N (no limit) --duration S (60)
+               --keystroke-ms MS (200) --ping-ms MS (1000) --matchmake-path P (/api/pvp/matchmake)
+               --p95-limit-ms MS (50) --stop-after-bad N (0: never; stop after N bad seconds in a row)
+               --warmup S (0: bad seconds before S do not count towards stopping)
+               --protocol tachyon|socketio; --url ws://HOST:PORT/ws (Socket.IO: ws://HOST:PORT/)
 
 common options:
   --protocol raw|tachyon|socketio (raw)   --sources IP,IP,...   --threads N (1: current-thread runtime)
@@ -102,6 +110,7 @@ enum Mode {
     Echo(EchoConfig),
     Fanout(FanoutConfig),
     Connections(ConnectionsConfig),
+    Game(GameConfig),
 }
 
 fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
@@ -169,6 +178,22 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             c.hold_s = a.secs("hold", c.hold_s)?;
             Mode::Connections(c)
         }
+        "game" => {
+            let mut c = GameConfig::new(common);
+            c.rate = a.num("rate", c.rate)?;
+            c.max_players = a.num("max-players", c.max_players)?;
+            c.duration_s = a.secs("duration", c.duration_s)?;
+            c.keystroke_ms = a.num("keystroke-ms", c.keystroke_ms)?;
+            c.ping_ms = a.num("ping-ms", c.ping_ms)?;
+            c.p95_limit_ms = a.num("p95-limit-ms", c.p95_limit_ms)?;
+            c.stop_after_bad = a.num("stop-after-bad", c.stop_after_bad)?;
+            c.warmup_s = a.secs("warmup", c.warmup_s)?;
+            if let Some(p) = a.take("matchmake-path") {
+                c.matchmake_path = p;
+            }
+            c.validate()?;
+            Mode::Game(c)
+        }
         other => return Err(format!("unknown mode {other:?}")),
     };
     a.done()?;
@@ -208,6 +233,7 @@ fn main() -> ExitCode {
         Mode::Echo(c) => (c.common.threads, c.connections),
         Mode::Fanout(c) => (c.common.threads, c.total_connections()),
         Mode::Connections(c) => (c.common.threads, c.count),
+        Mode::Game(c) => (c.common.threads, c.max_players.min((c.rate * c.duration_s) as usize + 1)),
     };
     loadgen::raise_nofile_limit(conns as u64 + 1024);
     let rt = if threads <= 1 {
@@ -227,6 +253,7 @@ fn main() -> ExitCode {
             Mode::Echo(c) => loadgen::echo::run(c).await,
             Mode::Fanout(c) => loadgen::fanout::run(c).await,
             Mode::Connections(c) => loadgen::connections::run(c).await,
+            Mode::Game(c) => loadgen::game::run(c).await,
         }
     });
     // Do not wait for connection tasks that are still closing.

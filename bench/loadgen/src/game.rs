@@ -1,0 +1,681 @@
+//! `game` mode: virtual players of the typing race (examples/typing-race) arrive at a fixed
+//! rate. Each one matchmakes over HTTP, connects, joins its room, waits for the start, then
+//! types one correct character every `--keystroke-ms` (200 ms: 60 WPM) and pings every
+//! `--ping-ms`. Measured per second: ping round trip, and keystroke → own
+//! `pvp:progress-update` latency (p50/p95/p99), errors, disconnects, and the loadgen's own
+//! CPU. Protocols: `tachyon` (Tachyon, and the raw uWS and Bun peers that speak its wire
+//! format) and `socketio` (Socket.IO v4 over Engine.IO v4, websocket transport).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use tokio::sync::watch;
+
+use crate::common::Common;
+use crate::conn::{self, Conn, Target, Wake};
+use crate::frame::{Event, OP_PONG, OP_TEXT};
+use crate::json::{self, J};
+use crate::proto::{self, Eio, Protocol, TachyonIn};
+use crate::{cpu_times, now_ns, Errors};
+
+#[derive(Debug, Clone)]
+pub struct GameConfig {
+    pub common: Common,
+    /// Players arriving per second.
+    pub rate: f64,
+    /// Players in all (arrivals stop there).
+    pub max_players: usize,
+    /// Seconds of the whole run (arrivals and play).
+    pub duration_s: f64,
+    pub keystroke_ms: f64,
+    pub ping_ms: f64,
+    /// A second is bad when a p95 reaches this (ms) or when it had errors.
+    pub p95_limit_ms: f64,
+    /// Stop after this many bad seconds in a row (0: never stop early).
+    pub stop_after_bad: u32,
+    /// Seconds at the start whose bad seconds do not count towards stopping (a cold server).
+    pub warmup_s: f64,
+    pub matchmake_path: String,
+}
+
+impl GameConfig {
+    pub fn new(common: Common) -> GameConfig {
+        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, stop_after_bad: 0, warmup_s: 0.0, matchmake_path: "/api/pvp/matchmake".into() }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.rate > 0.0 && self.rate.is_finite()) {
+            return Err("--rate must be a positive number of players per second".into());
+        }
+        if self.keystroke_ms <= 0.0 || self.ping_ms <= 0.0 {
+            return Err("--keystroke-ms and --ping-ms must be positive".into());
+        }
+        if self.common.protocol == Protocol::Raw {
+            return Err("game mode speaks --protocol tachyon or socketio".into());
+        }
+        if !self.matchmake_path.starts_with('/') {
+            return Err("--matchmake-path must start with /".into());
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- wire formats
+
+/// The frames that subscribe to the room and join it (Tachyon: subscribe ref 1, join ref 2;
+/// Socket.IO: join with ack id 1).
+pub fn join_frames(p: Protocol, room: &str) -> Vec<Vec<u8>> {
+    match p {
+        Protocol::SocketIo => vec![format!("421[\"pvp:join\",{{\"roomCode\":\"{room}\"}}]").into_bytes()],
+        _ => vec![proto::tachyon_subscribe(&format!("race:{room}"), 1), format!("{{\"type\":\"event\",\"event\":\"pvp:join\",\"data\":{{\"roomCode\":\"{room}\"}},\"ref\":2}}").into_bytes()],
+    }
+}
+
+/// One keystroke: the character as the event's data (a JSON string).
+pub fn write_keystroke(out: &mut Vec<u8>, p: Protocol, ch: char) {
+    let mut s = String::new();
+    json::write_str(&mut s, ch.encode_utf8(&mut [0u8; 4]));
+    match p {
+        Protocol::SocketIo => {
+            out.extend_from_slice(b"42[\"pvp:keystrokes\",");
+            out.extend_from_slice(s.as_bytes());
+            out.push(b']');
+        }
+        _ => {
+            out.extend_from_slice(b"{\"type\":\"event\",\"event\":\"pvp:keystrokes\",\"data\":");
+            out.extend_from_slice(s.as_bytes());
+            out.push(b'}');
+        }
+    }
+}
+
+/// A `ping` event with a reply (Tachyon ref / Socket.IO ack id `n`, n >= 3).
+pub fn write_ping(out: &mut Vec<u8>, p: Protocol, n: u64) {
+    match p {
+        Protocol::SocketIo => {
+            out.extend_from_slice(b"42");
+            proto::push_u64(out, n);
+            out.extend_from_slice(b"[\"ping\"]");
+        }
+        _ => {
+            out.extend_from_slice(b"{\"type\":\"event\",\"event\":\"ping\",\"ref\":");
+            proto::push_u64(out, n);
+            out.push(b'}');
+        }
+    }
+}
+
+/// The fixed start of a progress update for this room, up to the player id.
+pub fn progress_prefix(p: Protocol, room: &str) -> Vec<u8> {
+    match p {
+        Protocol::SocketIo => b"42[\"pvp:progress-update\",{\"playerId\":".to_vec(),
+        _ => format!("{{\"topic\":\"race:{room}\",\"event\":\"pvp:progress-update\",\"data\":{{\"playerId\":").into_bytes(),
+    }
+}
+
+fn digits_at(m: &[u8], i: usize) -> Option<(u64, usize)> {
+    let n = m[i.min(m.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || n > 15 {
+        return None;
+    }
+    Some((std::str::from_utf8(&m[i..i + n]).ok()?.parse().ok()?, i + n))
+}
+
+/// Fast path for the most frequent frame: `(playerId, typingIndex)` of a progress update
+/// (None: not one, read it the general way).
+pub fn fast_progress(m: &[u8], prefix: &[u8]) -> Option<(u64, u64)> {
+    if !m.starts_with(prefix) {
+        return None;
+    }
+    let (pid, i) = digits_at(m, prefix.len())?;
+    const TI: &[u8] = b",\"typingIndex\":";
+    if !m[i..].starts_with(TI) {
+        return None;
+    }
+    let (idx, _) = digits_at(m, i + TI.len())?;
+    Some((pid, idx))
+}
+
+/// What a frame means to a player.
+#[derive(Debug, PartialEq)]
+pub enum In {
+    Progress(u64, u64),
+    /// A reply to request `ref` (its data, as JSON).
+    Reply(u64, Vec<u8>),
+    /// An error answer, or a Socket.IO ack carrying `{"error":…}`.
+    Refused(Option<u64>, String),
+    Phase(String),
+    Ended,
+    EioPing(Vec<u8>),
+    Closing(String),
+    Other,
+}
+
+fn room_event(name: &str, data: Option<&[u8]>) -> Result<In, String> {
+    Ok(match name {
+        "pvp:lobby-update" => {
+            let phase = data.and_then(|d| json::get(d, "phase").ok().flatten()).and_then(json::as_str).ok_or("lobby-update without phase")?;
+            In::Phase(phase.into_owned())
+        }
+        "pvp:match-ended" => In::Ended,
+        "pvp:progress-update" => {
+            let d = data.ok_or("progress-update without data")?;
+            let num = |k| json::get(d, k).ok().flatten().and_then(json::as_u64);
+            In::Progress(num("playerId").ok_or("progress-update without playerId")?, num("typingIndex").ok_or("progress-update without typingIndex")?)
+        }
+        _ => In::Other,
+    })
+}
+
+pub fn classify(p: Protocol, m: &[u8]) -> Result<In, String> {
+    match p {
+        Protocol::SocketIo => match proto::parse_eio(m)? {
+            Eio::Ping(x) => Ok(In::EioPing(x.to_vec())),
+            Eio::Close => Ok(In::Closing("Engine.IO close".into())),
+            Eio::Message(body) => {
+                let s = proto::parse_sio(body)?;
+                match s.kind {
+                    proto::SIO_EVENT => {
+                        let (name, args) = proto::sio_event_args(s.data.ok_or("event without data")?)?;
+                        room_event(&name, args.first().copied())
+                    }
+                    proto::SIO_ACK => {
+                        let id = s.id.ok_or("ack without id")?;
+                        let items = json::array_items(s.data.ok_or("ack without data")?).map_err(|e| e.to_string())?;
+                        let first = items.first().copied().unwrap_or(b"null");
+                        if let Some(e) = json::get(first, "error").ok().flatten() {
+                            return Ok(In::Refused(Some(id), json::as_str(e).unwrap_or_default().into_owned()));
+                        }
+                        Ok(In::Reply(id, first.to_vec()))
+                    }
+                    proto::SIO_DISCONNECT => Ok(In::Closing("Socket.IO disconnect".into())),
+                    _ => Ok(In::Other),
+                }
+            }
+            _ => Ok(In::Other),
+        },
+        _ => match proto::parse_tachyon(m)? {
+            TachyonIn::Event { event, data, .. } => room_event(&event, data),
+            TachyonIn::Control { kind, r#ref, reason, .. } => match kind.as_ref() {
+                "reply" => Ok(In::Reply(r#ref.unwrap_or(0), json::get(m, "data").ok().flatten().unwrap_or(b"null").to_vec())),
+                "error" | "denied" => Ok(In::Refused(r#ref, format!("{kind}: {}", reason.unwrap_or_default()))),
+                _ => Ok(In::Other),
+            },
+        },
+    }
+}
+
+/// From the join reply: the passage, your player id and the phase.
+pub fn parse_state(data: &[u8]) -> Result<(Vec<char>, u64, String), String> {
+    let get = |k| json::get(data, k).map_err(|e| e.to_string());
+    let passage = get("passage")?.and_then(json::as_str).ok_or("state without passage")?;
+    let you = get("you")?.and_then(json::as_u64).ok_or("state without you")?;
+    let phase = get("phase")?.and_then(json::as_str).ok_or("state without phase")?;
+    if passage.is_empty() {
+        return Err("empty passage".into());
+    }
+    Ok((passage.chars().collect(), you, phase.into_owned()))
+}
+
+// ---------------------------------------------------------------- statistics
+
+type Hist = Histogram<u64>;
+
+fn hist() -> Hist {
+    // Microseconds, 1 µs .. 120 s, 2 significant digits: small enough for one per second.
+    Hist::new_with_bounds(1, 120_000_000, 2).expect("histogram bounds")
+}
+
+struct Second {
+    ping: Hist,
+    key: Hist,
+    errors: u64,
+    disconnects: u64,
+    keystrokes: u64,
+    lost: u64,
+}
+
+impl Second {
+    fn new() -> Second {
+        Second { ping: hist(), key: hist(), errors: 0, disconnects: 0, keystrokes: 0, lost: 0 }
+    }
+}
+
+struct Stats {
+    start: u64,
+    secs: Mutex<Vec<Second>>,
+    errors: Mutex<Errors>,
+    connected: AtomicI64,
+    racing: AtomicI64,
+    arrived: AtomicU64,
+    stopping: AtomicBool,
+}
+
+impl Stats {
+    fn with<R>(&self, f: impl FnOnce(&mut Second) -> R) -> R {
+        let i = ((now_ns().saturating_sub(self.start)) / 1_000_000_000) as usize;
+        let mut s = self.secs.lock().unwrap_or_else(|e| e.into_inner());
+        while s.len() <= i {
+            s.push(Second::new());
+        }
+        f(&mut s[i])
+    }
+
+    fn error(&self, kind: &'static str, msg: impl std::fmt::Display) {
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        self.with(|s| s.errors += 1);
+        self.errors.lock().unwrap_or_else(|e| e.into_inner()).add(kind, msg);
+    }
+}
+
+fn pct(h: &Hist) -> J {
+    if h.is_empty() {
+        return J::Null;
+    }
+    let ms = |q| J::num(h.value_at_quantile(q) as f64 / 1000.0, 2);
+    J::obj().set("n", h.len()).set("p50", ms(0.5)).set("p95", ms(0.95)).set("p99", ms(0.99)).set("max", J::num(h.max() as f64 / 1000.0, 2))
+}
+
+// ---------------------------------------------------------------- one player
+
+const PING_REF0: u64 = 3;
+/// A keystroke whose progress has not come back after this long is counted as lost.
+const LOST_AFTER_NS: u64 = 5_000_000_000;
+
+async fn player(id: usize, cfg: Arc<GameConfig>, target: Arc<Target>, stats: Arc<Stats>, mut stop: watch::Receiver<bool>) {
+    let p = cfg.common.protocol;
+    let source = cfg.common.source(id);
+    let deadline = Instant::now() + Duration::from_secs_f64(cfg.common.setup_timeout_s);
+    let room = match crate::http::get(&target, &cfg.matchmake_path, source, deadline).await {
+        Ok(r) if r.status == 200 => match json::get(&r.body, "roomCode").ok().flatten().and_then(json::as_str) {
+            Some(code) => code.into_owned(),
+            None => return stats.error("matchmake", format!("no roomCode in {:?}", String::from_utf8_lossy(&r.body))),
+        },
+        Ok(r) => return stats.error("matchmake", format!("status {}", r.status)),
+        Err(e) => return stats.error("matchmake", e),
+    };
+    let mut c = match conn::open(&target, p, source, 16 * 1024, id as u64, deadline).await {
+        Ok(c) => c,
+        Err((kind, msg)) => return stats.error(kind, msg),
+    };
+    for f in join_frames(p, &room) {
+        c.io.send(OP_TEXT, &f);
+    }
+    let join_ref = if p == Protocol::SocketIo { 1 } else { 2 };
+    let (passage, you, mut racing) = match join(&mut c, p, join_ref, deadline).await {
+        Ok((passage, you, phase)) => (passage, you, phase == "racing"),
+        Err((kind, msg)) => return stats.error(kind, msg),
+    };
+    stats.connected.fetch_add(1, Ordering::Relaxed);
+    if racing {
+        stats.racing.fetch_add(1, Ordering::Relaxed);
+    }
+    let prefix = progress_prefix(p, &room);
+    let key_ns = (cfg.keystroke_ms * 1e6) as u64;
+    let ping_ns = (cfg.ping_ms * 1e6) as u64;
+    // Spread the players' clocks over one period.
+    let jitter = |period: u64| (id as u64).wrapping_mul(0x9E37_79B9) % period.max(1);
+    let mut next_ping = now_ns() + jitter(ping_ns);
+    let mut next_key = now_ns() + jitter(key_ns);
+    let mut pos = 0usize;
+    let mut pending: VecDeque<(u64, u64)> = VecDeque::new(); // (typingIndex expected, sent at)
+    let mut pings: VecDeque<(u64, u64)> = VecDeque::new(); // (ref, sent at)
+    let mut ping_ref = PING_REF0;
+    let mut buf = Vec::with_capacity(64);
+    let mut failure: Option<(&'static str, String)> = None;
+
+    'run: loop {
+        let now = now_ns();
+        if now >= next_ping {
+            buf.clear();
+            write_ping(&mut buf, p, ping_ref);
+            c.io.send(OP_TEXT, &buf);
+            pings.push_back((ping_ref, now));
+            ping_ref += 1;
+            next_ping += ping_ns;
+        }
+        if racing && now >= next_key {
+            buf.clear();
+            write_keystroke(&mut buf, p, passage[pos % passage.len()]);
+            c.io.send(OP_TEXT, &buf);
+            pos += 1;
+            pending.push_back((pos as u64, now));
+            next_key += key_ns;
+            if next_key <= now {
+                next_key = now + key_ns;
+            }
+            stats.with(|s| s.keystrokes += 1);
+        }
+        if let Some(&(_, t)) = pending.front() {
+            if now > t + LOST_AFTER_NS {
+                pending.pop_front();
+                stats.with(|s| s.lost += 1);
+                stats.error("lost", "no progress update 5 s after a keystroke");
+            }
+        }
+        if let Err(e) = c.io.try_flush() {
+            failure = Some(("io", e.to_string()));
+            break;
+        }
+        let wake = if racing { next_ping.min(next_key) } else { next_ping };
+        match c.io.wait(c.io.pending_out() > 0, Some(crate::instant_at(wake)), Some(&mut stop)).await {
+            Ok(Wake::Ready(r)) if r.is_readable() || r.is_read_closed() => {}
+            Ok(Wake::Ready(_)) | Ok(Wake::Deadline) => continue,
+            Ok(Wake::Stop) => break,
+            Err(e) => {
+                failure = Some(("io", e.to_string()));
+                break;
+            }
+        }
+        match c.try_fill() {
+            Ok(_) => {}
+            Err(e) => {
+                failure = Some(("disconnect", e.to_string()));
+                break;
+            }
+        }
+        loop {
+            let ev = match c.dec.next_event() {
+                Ok(Some(ev)) => ev,
+                Ok(None) => break,
+                Err(e) => {
+                    failure = Some(("protocol", e.to_string()));
+                    break 'run;
+                }
+            };
+            let m = match ev {
+                Event::Text(m) => m,
+                Event::Ping(x) => {
+                    c.io.send(OP_PONG, x);
+                    continue;
+                }
+                Event::Close(code, reason) => {
+                    failure = Some(("disconnect", format!("server closed: {code:?} {}", String::from_utf8_lossy(reason))));
+                    break 'run;
+                }
+                _ => continue,
+            };
+            let what = match fast_progress(m, &prefix) {
+                Some((pid, idx)) => In::Progress(pid, idx),
+                None => match classify(p, m) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        stats.error("protocol", e);
+                        continue;
+                    }
+                },
+            };
+            let now = now_ns();
+            match what {
+                In::Progress(pid, idx) if pid == you => {
+                    while let Some(&(want, t)) = pending.front() {
+                        if want > idx {
+                            break;
+                        }
+                        pending.pop_front();
+                        if want == idx {
+                            stats.with(|s| s.key.saturating_record(((now - t) / 1000).max(1)));
+                        }
+                    }
+                }
+                In::Progress(..) | In::Other => {}
+                In::Reply(r, _) => {
+                    if let Some(k) = pings.iter().position(|&(pr, _)| pr == r) {
+                        let (_, t) = pings.remove(k).expect("present");
+                        stats.with(|s| s.ping.saturating_record(((now - t) / 1000).max(1)));
+                    }
+                }
+                In::Refused(r, msg) => stats.error("refused", format!("ref {r:?}: {msg}")),
+                In::Phase(ph) => {
+                    if ph == "racing" && !racing {
+                        racing = true;
+                        next_key = now + jitter(key_ns);
+                        stats.racing.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                In::Ended => {
+                    failure = Some(("ended", "the race ended during the run (passage too short?)".into()));
+                    break 'run;
+                }
+                In::EioPing(x) => {
+                    let mut pong = b"3".to_vec();
+                    pong.extend_from_slice(&x);
+                    c.io.send(OP_TEXT, &pong);
+                }
+                In::Closing(why) => {
+                    failure = Some(("disconnect", why));
+                    break 'run;
+                }
+            }
+        }
+    }
+    stats.connected.fetch_sub(1, Ordering::Relaxed);
+    if racing {
+        stats.racing.fetch_sub(1, Ordering::Relaxed);
+    }
+    if let Some((kind, msg)) = failure {
+        if !stats.stopping.load(Ordering::Relaxed) {
+            stats.with(|s| s.disconnects += 1);
+            stats.error(kind, msg);
+        }
+    }
+    c.io.send_close(1000, "done");
+    let _ = c.io.try_flush();
+}
+
+/// Waits for the join reply (answering Engine.IO pings on the way).
+async fn join(c: &mut Conn, p: Protocol, join_ref: u64, deadline: Instant) -> Result<(Vec<char>, u64, String), (&'static str, String)> {
+    c.io.flush().await.map_err(|e| ("io", e.to_string()))?;
+    loop {
+        let m = c.recv_text(deadline).await?;
+        match classify(p, &m).map_err(|e| ("protocol", e))? {
+            In::Reply(r, data) if r == join_ref => return parse_state(&data).map_err(|e| ("join", e)),
+            In::Refused(r, msg) if r == Some(join_ref) || r == Some(1) => return Err(("join", msg)),
+            In::EioPing(x) => {
+                let mut pong = b"3".to_vec();
+                pong.extend_from_slice(&x);
+                c.io.send(OP_TEXT, &pong);
+                c.io.flush().await.map_err(|e| ("io", e.to_string()))?;
+            }
+            In::Closing(why) => return Err(("closed", why)),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the run
+
+pub async fn run(cfg: GameConfig) -> J {
+    let mut report = cfg.common.report_head("game");
+    if let Err(e) = cfg.validate() {
+        crate::common::fail(&mut report, e);
+        return report;
+    }
+    let target = match Target::parse(&cfg.common.url) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            crate::common::fail(&mut report, e);
+            return report;
+        }
+    };
+    let cfg = Arc::new(cfg);
+    let start = now_ns();
+    let stats = Arc::new(Stats { start, secs: Mutex::new(Vec::new()), errors: Mutex::new(Errors::default()), connected: AtomicI64::new(0), racing: AtomicI64::new(0), arrived: AtomicU64::new(0), stopping: AtomicBool::new(false) });
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    // Arrivals.
+    let spawner = {
+        let (cfg, target, stats, stop_rx) = (cfg.clone(), target.clone(), stats.clone(), stop_rx.clone());
+        tokio::spawn(async move {
+            let mut tasks = Vec::new();
+            for i in 0..cfg.max_players {
+                let at = start + (i as f64 / cfg.rate * 1e9) as u64;
+                tokio::time::sleep_until(crate::instant_at(at).into()).await;
+                if *stop_rx.borrow() {
+                    break;
+                }
+                stats.arrived.fetch_add(1, Ordering::Relaxed);
+                tasks.push(tokio::spawn(player(i, cfg.clone(), target.clone(), stats.clone(), stop_rx.clone())));
+            }
+            tasks
+        })
+    };
+
+    // The controller: one line a second, the stop rule, the timeline.
+    let mut timeline = Vec::new();
+    let mut bad_run = 0u32;
+    let mut stopped_early = None;
+    let (mut cpu_u, mut cpu_s) = cpu_times();
+    let mut cpu_wall = Instant::now();
+    let total_s = cfg.duration_s.ceil() as usize;
+    let mut worst_ok = true;
+    for sec in 1..=total_s {
+        tokio::time::sleep_until(crate::instant_at(start + sec as u64 * 1_000_000_000).into()).await;
+        let (u, s) = cpu_times();
+        let busy = (u - cpu_u + s - cpu_s) / cpu_wall.elapsed().as_secs_f64();
+        (cpu_u, cpu_s, cpu_wall) = (u, s, Instant::now());
+        let line = {
+            let mut secs = stats.secs.lock().unwrap_or_else(|e| e.into_inner());
+            while secs.len() < sec {
+                secs.push(Second::new());
+            }
+            let x = &secs[sec - 1];
+            let p95 = |h: &Hist| if h.is_empty() { 0.0 } else { h.value_at_quantile(0.95) as f64 / 1000.0 };
+            let bad = p95(&x.ping) >= cfg.p95_limit_ms || p95(&x.key) >= cfg.p95_limit_ms || x.errors > 0;
+            let row = J::obj()
+                .set("t", sec as u64)
+                .set("arrived", stats.arrived.load(Ordering::Relaxed))
+                .set("players", stats.connected.load(Ordering::Relaxed).max(0) as u64)
+                .set("racing", stats.racing.load(Ordering::Relaxed).max(0) as u64)
+                .set("keystrokes", x.keystrokes)
+                .set("ping", pct(&x.ping))
+                .set("key", pct(&x.key))
+                .set("errors", x.errors)
+                .set("disconnects", x.disconnects)
+                .set("lost", x.lost)
+                .set("loadgen_cpu", J::num(busy * 100.0, 1))
+                .set("ok", !bad);
+            cfg.common.say(format!(
+                "t={sec}s players={} racing={} ping p95={:.2}ms key p95={:.2}ms errors={} loadgen cpu={:.0}%",
+                stats.connected.load(Ordering::Relaxed),
+                stats.racing.load(Ordering::Relaxed),
+                p95(&x.ping),
+                p95(&x.key),
+                x.errors,
+                busy * 100.0
+            ));
+            if bad && sec as f64 > cfg.warmup_s {
+                bad_run += 1;
+                worst_ok = false;
+            } else {
+                bad_run = 0;
+            }
+            row
+        };
+        timeline.push(line);
+        if cfg.stop_after_bad > 0 && bad_run >= cfg.stop_after_bad {
+            stopped_early = Some(sec);
+            break;
+        }
+    }
+    stats.stopping.store(true, Ordering::Relaxed);
+    let _ = stop_tx.send(true);
+    if let Ok(tasks) = spawner.await {
+        for t in tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(2), t).await;
+        }
+    }
+    report.insert("rate", J::num(cfg.rate, 2));
+    report.insert("keystroke_ms", J::num(cfg.keystroke_ms, 1));
+    report.insert("ping_ms", J::num(cfg.ping_ms, 1));
+    report.insert("p95_limit_ms", J::num(cfg.p95_limit_ms, 1));
+    report.insert("stopped_early_at", stopped_early.map_or(J::Null, |s| J::Int(s as i64)));
+    report.insert("all_seconds_ok", worst_ok);
+    stats.errors.lock().unwrap_or_else(|e| e.into_inner()).report_into(&mut report);
+    report.insert("timeline", J::Arr(timeline));
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames() {
+        let mut b = Vec::new();
+        write_keystroke(&mut b, Protocol::Tachyon, '"');
+        assert_eq!(b, br#"{"type":"event","event":"pvp:keystrokes","data":"\""}"#);
+        b.clear();
+        write_keystroke(&mut b, Protocol::SocketIo, 'a');
+        assert_eq!(b, br#"42["pvp:keystrokes","a"]"#);
+        b.clear();
+        write_ping(&mut b, Protocol::Tachyon, 17);
+        assert_eq!(b, br#"{"type":"event","event":"ping","ref":17}"#);
+        b.clear();
+        write_ping(&mut b, Protocol::SocketIo, 17);
+        assert_eq!(b, br#"4217["ping"]"#);
+        let j = join_frames(Protocol::Tachyon, "ABC234");
+        assert_eq!(j[0], br#"{"type":"subscribe","topic":"race:ABC234","ref":1}"#);
+        assert_eq!(j[1], br#"{"type":"event","event":"pvp:join","data":{"roomCode":"ABC234"},"ref":2}"#);
+        assert_eq!(join_frames(Protocol::SocketIo, "ABC234")[0], br#"421["pvp:join",{"roomCode":"ABC234"}]"#);
+    }
+
+    #[test]
+    fn progress_fast_path() {
+        let t = progress_prefix(Protocol::Tachyon, "ABC234");
+        let m = br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":120,"wrong":0}}"#;
+        assert_eq!(fast_progress(m, &t), Some((3, 120)));
+        assert_eq!(classify(Protocol::Tachyon, m).unwrap(), In::Progress(3, 120));
+        // Another room, another shape, or a truncated number: not the fast path.
+        assert_eq!(fast_progress(br#"{"topic":"race:ZZZ234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":1}}"#, &t), None);
+        assert_eq!(fast_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":3,"wrong":0}}"#, &t), None);
+        assert_eq!(fast_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":x}"#, &t), None);
+        let s = progress_prefix(Protocol::SocketIo, "ABC234");
+        let m = br#"42["pvp:progress-update",{"playerId":12,"typingIndex":7,"wrong":1}]"#;
+        assert_eq!(fast_progress(m, &s), Some((12, 7)));
+        assert_eq!(classify(Protocol::SocketIo, m).unwrap(), In::Progress(12, 7));
+    }
+
+    #[test]
+    fn classify_frames() {
+        let tp = Protocol::Tachyon;
+        assert_eq!(classify(tp, br#"{"topic":"race:A","event":"pvp:lobby-update","data":{"phase":"racing","players":[]}}"#).unwrap(), In::Phase("racing".into()));
+        assert_eq!(classify(tp, br#"{"topic":"race:A","event":"pvp:match-ended","data":{"results":[]}}"#).unwrap(), In::Ended);
+        assert_eq!(classify(tp, br#"{"topic":"race:A","event":"pvp:wpm-update","data":{}}"#).unwrap(), In::Other);
+        assert_eq!(classify(tp, br#"{"type":"reply","ref":5,"data":{"now":1}}"#).unwrap(), In::Reply(5, br#"{"now":1}"#.to_vec()));
+        assert_eq!(classify(tp, br#"{"type":"subscribed","topic":"race:A","ref":1}"#).unwrap(), In::Other);
+        assert_eq!(classify(tp, br#"{"type":"error","ref":4,"code":"HANDLER_ERROR","message":"NOT_RACING: x"}"#).unwrap(), In::Refused(Some(4), "error: NOT_RACING: x".into()));
+        assert!(classify(tp, br#"{"topic":"race:A","event":"pvp:lobby-update","data":{}}"#).is_err());
+        assert!(classify(tp, b"garbage").is_err());
+        let sp = Protocol::SocketIo;
+        assert_eq!(classify(sp, b"2").unwrap(), In::EioPing(vec![]));
+        assert_eq!(classify(sp, br#"431[{"roomCode":"A","you":2}]"#).unwrap(), In::Reply(1, br#"{"roomCode":"A","you":2}"#.to_vec()));
+        assert_eq!(classify(sp, br#"431[{"error":"UNKNOWN_ROOM: no"}]"#).unwrap(), In::Refused(Some(1), "UNKNOWN_ROOM: no".into()));
+        assert_eq!(classify(sp, br#"42["pvp:lobby-update",{"phase":"countdown"}]"#).unwrap(), In::Phase("countdown".into()));
+        assert_eq!(classify(sp, b"41").unwrap(), In::Closing("Socket.IO disconnect".into()));
+        assert!(classify(sp, b"9x").is_err());
+    }
+
+    #[test]
+    fn state() {
+        let (p, you, phase) = parse_state(br#"{"roomCode":"A","you":4,"phase":"waiting","passage":"Hi \"x\"","players":[]}"#).unwrap();
+        assert_eq!((p.iter().collect::<String>(), you, phase.as_str()), ("Hi \"x\"".into(), 4, "waiting"));
+        assert!(parse_state(br#"{"you":4,"phase":"waiting","passage":""}"#).is_err());
+        assert!(parse_state(br#"{"phase":"waiting","passage":"a"}"#).is_err());
+    }
+
+    #[test]
+    fn config_checks() {
+        let mut c = GameConfig::new(Common::new("ws://127.0.0.1:1/ws", Protocol::Tachyon));
+        assert!(c.validate().is_ok());
+        c.rate = 0.0;
+        assert!(c.validate().is_err());
+        let r = GameConfig::new(Common::new("ws://127.0.0.1:1/ws", Protocol::Raw));
+        assert!(r.validate().is_err());
+    }
+}

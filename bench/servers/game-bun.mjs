@@ -1,0 +1,34 @@
+// Game-capacity peer: Bun.serve and its native (uWebSockets-based) WebSocket pub/sub, the
+// same rules, Tachyon's wire protocol by hand.
+import { benchGuest, createGame, envelope, handleTachyonFrame, reportMetrics } from './game-common.mjs';
+import { portFromEnv, ready } from './shared.mjs';
+
+let server;
+const game = createGame((roomCode, event, data) => server.publish(`race:${roomCode}`, envelope(roomCode, event, data)));
+
+server = Bun.serve({
+  port: portFromEnv(),
+  hostname: '127.0.0.1',
+  routes: {
+    '/api/pvp/matchmake': () => Response.json({ roomCode: game.matchmake(Date.now()) }),
+  },
+  fetch(req, srv) {
+    if (new URL(req.url).pathname === '/ws' && srv.upgrade(req, { data: { guest: benchGuest(), roomCode: null, playerId: 0 } })) return undefined;
+    return new Response(null, { status: 404 });
+  },
+  websocket: {
+    maxPayloadLength: 1024,
+    idleTimeout: 120,
+    perMessageDeflate: false,
+    message(ws, message) {
+      if (typeof message !== 'string') return;
+      handleTachyonFrame(game, ws.data, message, { send: (t) => ws.send(t), subscribe: (topic) => ws.subscribe(topic) });
+    },
+    close(ws) {
+      if (ws.data.roomCode !== null) game.leave(ws.data.roomCode, ws.data.playerId, Date.now());
+    },
+  },
+});
+
+reportMetrics();
+ready(server.port);

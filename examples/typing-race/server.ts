@@ -1,0 +1,18 @@
+// The typing race: `npm start` in this folder. PORT (3000), WAIT_SECONDS (the waiting
+// countdown once two players are in: 10 in production, 3 otherwise), COOKIE_SECRET.
+import { createGameApp } from './src/server/index.ts';
+
+const production = process.env.NODE_ENV === 'production';
+if (production && !process.env.COOKIE_SECRET) {
+  console.error('typing-race: set COOKIE_SECRET in production (it signs the guest cookie)');
+  process.exit(1);
+}
+const waitSeconds = Number(process.env.WAIT_SECONDS ?? (production ? 10 : 3));
+
+const game = createGameApp({ cookieSecret: process.env.COOKIE_SECRET, config: { waitSeconds } });
+const server = await game.listen(Number(process.env.PORT ?? 3000));
+console.log(`Typing race on http://localhost:${server.port} (matchmake: GET /api/pvp/matchmake, WebSocket: /ws)`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void server.close({ timeout: 5000 }).then(() => process.exit(0)));
+}

@@ -1,0 +1,33 @@
+// The whole game server as one Tachyon App (the pages will be mounted on it too).
+import { App, jsonLogger, type AppOptions, type Server } from '@tachyon/server';
+import { registerGame, type GameRoutes, type GameRoutesOptions } from './register.ts';
+
+export interface GameAppOptions extends GameRoutesOptions {
+  /** Signs the guest cookie. Required in production; a fixed development value otherwise. */
+  cookieSecret?: string;
+  app?: Omit<AppOptions, 'cookieSecret'>;
+}
+
+export interface GameApp extends GameRoutes {
+  app: App;
+  /** Listens on `port` (0: any); the returned server's close() also stops the game clock. */
+  listen(port: number, host?: string): Promise<Server>;
+}
+
+export function createGameApp(options: GameAppOptions = {}): GameApp {
+  const app = new App({ logger: jsonLogger('info'), ...options.app, cookieSecret: options.cookieSecret ?? 'typing-race-dev-secret' });
+  const routes = registerGame(app, options);
+  return {
+    ...routes,
+    app,
+    async listen(port, host) {
+      const server = await app.listen(port, host);
+      const close = server.close.bind(server);
+      server.close = (...args: Parameters<Server['close']>) => {
+        routes.stop();
+        return close(...args);
+      };
+      return server;
+    },
+  };
+}

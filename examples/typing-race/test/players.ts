@@ -1,0 +1,62 @@
+// Real players for the server tests: matchmaking over HTTP (keeping the guest cookie), then
+// @tachyon/client over a real WebSocket that sends the cookie like a browser would.
+import { connect, type Live } from '@tachyon/client';
+import type { GameState, RoomEvents } from '../src/game/index.ts';
+
+type Requests = {
+  'pvp:join': { data: { roomCode: string }; reply: GameState };
+  'pvp:keystrokes': { data: string; reply: { ok: true; typingIndex: number } };
+  'pvp:backspace': { reply: { ok: true; typingIndex: number } };
+  ping: { reply: { now: number } };
+};
+
+export interface TestPlayer {
+  live: Live<RoomEvents, Requests>;
+  roomCode: string;
+  cookie: string;
+  state: GameState;
+  /** Every event published to the room, in order. */
+  events: { event: keyof RoomEvents; data: any }[];
+  close(): void;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function eventually(check: () => boolean, timeout = 5000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeout;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`${what} not met within ${timeout} ms`);
+    await sleep(10);
+  }
+}
+
+/** A WebSocket class that sends `cookie` on the handshake (Node's WebSocket takes headers in its init). */
+function withCookie(cookie: string) {
+  return class extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, { protocols, headers: { cookie } } as unknown as string[]);
+    }
+  };
+}
+
+export async function matchmake(port: number, name?: string, cookie?: string): Promise<{ roomCode: string; cookie: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/pvp/matchmake${name ? `?name=${encodeURIComponent(name)}` : ''}`, { headers: cookie ? { cookie } : {} });
+  if (res.status !== 200) throw new Error(`matchmake: ${res.status} ${await res.text()}`);
+  const { roomCode } = (await res.json()) as { roomCode: string };
+  const set = res.headers.get('set-cookie');
+  return { roomCode, cookie: set ? set.split(';')[0]! : cookie! };
+}
+
+/** Connects with `cookie`, subscribes to the room and joins it. */
+export async function joinAs(port: number, roomCode: string, cookie: string): Promise<TestPlayer> {
+  const live = connect<RoomEvents, Requests>(`ws://127.0.0.1:${port}/ws`, { WebSocket: withCookie(cookie), onError: () => {} });
+  const events: TestPlayer['events'] = [];
+  live.subscribe(`race:${roomCode}`, (event, data) => events.push({ event, data }));
+  const state = await live.request('pvp:join', { roomCode });
+  return { live, roomCode, cookie, state, events, close: () => live.close() };
+}
+
+export async function player(port: number, name: string): Promise<TestPlayer> {
+  const { roomCode, cookie } = await matchmake(port, name);
+  return joinAs(port, roomCode, cookie);
+}
