@@ -33,6 +33,19 @@ interface Builder {
   /** Kit 3: writes a module exporting `server`, a ready SvelteKit Server instance. */
   generateServerInstance?(dest: string, opts?: { serverDirectory?: string }): void;
   compress(directory: string): Promise<unknown>;
+  /** Kit 3: content types of the client files by extension (`'.css'` → `'text/css'`), as the manifest records them. */
+  readonly mimeTypes?: Record<string, string>;
+}
+
+/** Kit 2 has no builder.mimeTypes: its generated manifest carries `mimeTypes: {…}` as JSON. */
+function mimeTypesOf(manifestSource: string): Record<string, string> | undefined {
+  const m = /mimeTypes:\s*(\{[^{}]*\})/.exec(manifestSource);
+  if (m === null) return undefined;
+  try {
+    return JSON.parse(m[1]!) as Record<string, string>;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Structurally a SvelteKit `Adapter` (Kit 2 and Kit 3). */
@@ -82,15 +95,16 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
         precompress: o.precompress,
         wsPath: o.websocket && hooksBuilt ? o.websocket.path : false,
         prerendered: [...builder.prerendered.pages].map(([path, { file }]) => [path, file]),
+        mimeTypes: undefined,
       };
       // build/server/tachyon-server.js exports `server`, SvelteKit's Server instance for this build.
       if (typeof builder.generateServerInstance === 'function') {
         builder.generateServerInstance(`${out}/server/tachyon-server.js`, { serverDirectory: `${out}/server` });
+        config.mimeTypes = builder.mimeTypes;
       } else if (typeof builder.generateManifest === 'function') {
-        writeFileSync(
-          `${out}/server/tachyon-server.js`,
-          `import { Server } from './index.js';\n\nconst manifest = ${builder.generateManifest({ relativePath: './' })};\n\nexport const server = new Server(manifest);\n`,
-        );
+        const manifest = builder.generateManifest({ relativePath: './' });
+        config.mimeTypes = mimeTypesOf(manifest);
+        writeFileSync(`${out}/server/tachyon-server.js`, `import { Server } from './index.js';\n\nconst manifest = ${manifest};\n\nexport const server = new Server(manifest);\n`);
       } else {
         throw new Error('@tachyon/sveltekit: this SvelteKit version has neither builder.generateServerInstance (Kit 3) nor builder.generateManifest (Kit 2)');
       }

@@ -31,6 +31,8 @@ export interface BuildConfig {
   wsPath: string | false;
   /** Prerendered pages: [URL path (with base), file relative to build/prerendered]. */
   prerendered: [string, string][];
+  /** Content types by extension as SvelteKit's manifest records them (served instead of Tachyon's table). */
+  mimeTypes?: Record<string, string> | undefined;
 }
 
 export interface Built {
@@ -131,7 +133,7 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
 
   // Loaded before install() so that listen() need not wait, and so a broken build fails here.
   // Variants come from the build (adapter option `precompress`): nothing is compressed at startup.
-  const staticOptions = { precompress: false, precompressed: c.precompress, index: false as const };
+  const staticOptions = { precompress: false, precompressed: c.precompress, index: false as const, types: c.mimeTypes ?? {} };
   const client = existsSync(clientDir)
     ? await createStatic(clientDir, { ...staticOptions, immutable: `/${c.appDir}/immutable/`, notFound: (req) => ssr(req) })
     : undefined;

@@ -139,6 +139,11 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.equal(robots.status, 200);
       assert.match(robots.body.toString(), /User-agent/);
       assert.notEqual(robots.headers['cache-control'], 'public, max-age=31536000, immutable');
+      // The content type SvelteKit's manifest recorded (mrmime's), not Tachyon's own table,
+      // which has no entry for .geojson (it would say application/octet-stream).
+      const places = await raw(server.url, { path: '/places.geojson' });
+      assert.equal(places.status, 200);
+      assert.equal(places.headers['content-type'], 'application/geo+json');
       // static/form/guide.txt shares its directory with the /form pages: both are served, and
       // the pages keep SSR's compression (an exact route per file, not a /form/* wildcard).
       assert.match((await raw(server.url, { path: '/form/guide.txt' })).body.toString(), /guide/);

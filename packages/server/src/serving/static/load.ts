@@ -167,7 +167,7 @@ export class FileTable {
     }
     if (!this.inside(real)) return undefined;
     let st;
-    const info = mimeInfo(rel);
+    const info = mimeInfo(rel, c.types);
     let loaded: LoadedBytes | undefined;
     try {
       st = await stat(real);

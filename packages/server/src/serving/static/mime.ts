@@ -50,8 +50,17 @@ export function extensionOf(path: string): string {
   return dot > slash + 1 ? path.slice(dot + 1).toLowerCase() : '';
 }
 
-export function mimeInfo(path: string): MimeInfo {
-  return MIME[extensionOf(path)] ?? OCTET_STREAM;
+export function mimeInfo(path: string, overrides?: ReadonlyMap<string, string>): MimeInfo {
+  const ext = extensionOf(path);
+  const own = overrides?.get(ext);
+  if (own === undefined) return MIME[ext] ?? OCTET_STREAM;
+  // A type from the caller's table. When the built-in table agrees on the type, its entry (with
+  // its charset, and whether to compress) is kept; otherwise compressible when text-like.
+  const builtIn = MIME[ext];
+  if (builtIn !== undefined && builtIn.type.split(';')[0] === own.split(';')[0]!.trim()) return builtIn;
+  const info = { type: own, compressible: false };
+  info.compressible = isTextual(info) || own.startsWith('image/svg');
+  return info;
 }
 
 /** Whether a type is text-like, so brotli can use its text mode. */

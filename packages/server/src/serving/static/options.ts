@@ -24,6 +24,11 @@ export interface StaticOptions {
    * variants (not served as files of their own) and nothing is compressed at load. Default false.
    */
   precompressed?: boolean;
+  /**
+   * Content types by file extension (`'.css'` or `'css'` → `'text/css'`), consulted before the
+   * built-in table: a build tool's own record (SvelteKit's manifest) wins. Empty values are ignored.
+   */
+  types?: Record<string, string>;
   /** Development: pick up changed, added and removed files. Default false. */
   watch?: boolean;
   /** Send ETag and answer If-None-Match. Default true. */
@@ -45,6 +50,8 @@ export interface StaticConfig {
   threshold: number;
   precompress: boolean;
   precompressed: boolean;
+  /** Extension (lower-case, no dot) → content type, from the `types` option. */
+  types: ReadonlyMap<string, string>;
   watch: boolean;
   etag: boolean;
   lastModified: boolean;
@@ -71,6 +78,7 @@ export function resolveStaticOptions(o: StaticOptions): StaticConfig {
     fallback = o.fallback.replace(/^(\.?\/)+/, '');
     if (fallback === '' || checkPath(fallback, '') !== PATH_OK || fallback.endsWith('/')) throw new TypeError(`Invalid fallback path: ${JSON.stringify(o.fallback)}`);
   }
+  const types = resolveTypes(o.types);
   let immutable = o.immutable;
   if (typeof immutable === 'string' && !immutable.startsWith('/')) immutable = '/' + immutable;
   return {
@@ -82,8 +90,26 @@ export function resolveStaticOptions(o: StaticOptions): StaticConfig {
     threshold,
     precompress: o.precompress ?? true,
     precompressed: o.precompressed ?? false,
+    types,
     watch: o.watch ?? false,
     etag: o.etag ?? true,
     lastModified: o.lastModified ?? true,
   };
+}
+
+/** A media type as Content-Type carries it: `type/subtype`, optionally with parameters. */
+const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[^"\r\n]*"|[\w!#$&^.+-]+))*$/;
+
+function resolveTypes(types: Record<string, string> | undefined): ReadonlyMap<string, string> {
+  const map = new Map<string, string>();
+  if (types === undefined) return map;
+  if (typeof types !== 'object' || types === null) throw new TypeError('types must be an object of extension → content type');
+  for (const [ext, type] of Object.entries(types)) {
+    if (type === '') continue; // SvelteKit records '' for extensions it has no type for
+    const key = ext.replace(/^\./, '').toLowerCase();
+    if (key === '' || /[./\\\s]/.test(key)) throw new TypeError(`types: invalid extension ${JSON.stringify(ext)}`);
+    if (typeof type !== 'string' || !MEDIA_TYPE.test(type)) throw new TypeError(`types: invalid content type ${JSON.stringify(type)} for ${JSON.stringify(ext)}`);
+    map.set(key, type);
+  }
+  return map;
 }
