@@ -8,6 +8,7 @@
 //
 //   node bench/sveltekit.mjs                       # 3 runs of 3 s per (scenario, server)
 //   node bench/sveltekit.mjs --runs 5 --duration 5
+//   node bench/sveltekit.mjs --scenarios ssr,endpoint   # only these scenarios
 //
 // Run it through `benchlock`. The server is pinned to CPU 0 (taskset), wrk (1 thread, 100
 // connections, no pipelining) to CPU 1; a fresh server process per run, 1 s of warm-up
@@ -32,6 +33,7 @@ const { values: opts } = parseArgs({
     warmup: { type: 'string', default: '1' },
     connections: { type: 'string', default: '100' },
     'no-build': { type: 'boolean', default: false },
+    scenarios: { type: 'string' },
   },
 });
 const RUNS = Number(opts.runs);
@@ -127,7 +129,7 @@ function wrk(port, urlPath, seconds, headers) {
   await s.stop();
 }
 
-const SCENARIOS = [
+const ALL_SCENARIOS = [
   { name: 'ssr', path: '/', headers: [], servers: Object.keys(SERVERS) },
   // Every request runs SvelteKit (dedup off where there is dedup: @tachyon/sveltekit, svelte-adapter-uws).
   { name: 'ssr-no-dedup', path: '/', headers: ['x-no-dedup: 1'], servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'] },
@@ -135,6 +137,10 @@ const SCENARIOS = [
   { name: 'endpoint', path: '/hello', headers: ['x-no-dedup: 1'], servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'] },
   { name: 'static-4k', path: '/asset-4k.css', headers: [], servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'] },
 ];
+const wanted = opts.scenarios?.split(',');
+const unknown = wanted?.filter((n) => !ALL_SCENARIOS.some((sc) => sc.name === n)) ?? [];
+if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}: ${ALL_SCENARIOS.map((sc) => sc.name).join(', ')}`);
+const SCENARIOS = wanted ? ALL_SCENARIOS.filter((sc) => wanted.includes(sc.name)) : ALL_SCENARIOS;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats'];
+const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats', 'packages/sveltekit'];
 const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
 const app = join(work, 'app');
 const node = process.execPath;
@@ -92,6 +92,21 @@ for (const bus of [redisBus(options), natsBus({ servers: 'nats://127.0.0.1:1' })
 }
 `;
 
+// @tachyon/sveltekit as a user's svelte.config.js and pages see it: the adapter (typed as a
+// SvelteKit Adapter would be), event.platform's type, and the client's reactive topics
+// (which import svelte/reactivity: svelte is installed, as in any SvelteKit app).
+const SVELTEKIT = `import adapter, { tachyon, type AdapterOptions, type Platform } from '@tachyon/sveltekit';
+import { connection, topic, type Status } from '@tachyon/sveltekit/client';
+
+const options: AdapterOptions = { out: 'build', precompress: false, websocket: { path: '/ws' } };
+const built = adapter(options);
+const publish: Platform['publish'] = (_topic, _event, _data) => true;
+const status: Status = connection().status;
+const news = topic<{ title: string }>('news');
+const title: string | undefined = news.data?.title;
+console.log(JSON.stringify({ name: built.name, plugins: built.vite.plugins.length, plugin: typeof tachyon, publish: publish('t', 'e'), status, topic: news.name, title: title ?? null }));
+`;
+
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2023',
@@ -124,11 +139,13 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     writeFileSync(join(app, 'client.ts'), CLIENT);
     writeFileSync(join(app, 'cluster.ts'), CLUSTER);
     writeFileSync(join(app, 'buses.ts'), BUSES);
+    writeFileSync(join(app, 'sveltekit.ts'), SVELTEKIT);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
     const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
     const ts = `typescript@${rootPkg.devDependencies.typescript}`;
-    const { took } = sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes], app, 240_000);
+    const svelte = `svelte@${rootPkg.devDependencies.svelte}`;
+    const { took } = sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes, svelte], app, 240_000);
     console.log(`# consumer: npm install of the tarballs took ${took} s`);
   });
 
@@ -138,7 +155,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
   });
 
   test('installs as a user gets it: no workspace links, README and LICENSE shipped', () => {
-    for (const name of ['server', 'client', 'redis', 'nats']) {
+    for (const name of ['server', 'client', 'redis', 'nats', 'sveltekit']) {
       const dir = join(app, 'node_modules', '@tachyon', name);
       assert.ok(lstatSync(dir).isDirectory() && !lstatSync(dir).isSymbolicLink(), `${name}: installed from its tarball`);
       assert.ok(!JSON.stringify(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {}).includes('workspace:'));
@@ -152,6 +169,19 @@ describe('consumer: the packed packages in an app outside the repository', { tim
 
   test('type-checks under NodeNext with strict settings', () => {
     sh(node, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+  });
+
+  test('@tachyon/sveltekit and @tachyon/sveltekit/client import from their tarball', () => {
+    const { stdout } = sh(node, ['sveltekit.ts'], app, 20_000);
+    assert.deepEqual(JSON.parse(stdout.trim()), {
+      name: '@tachyon/sveltekit',
+      plugins: 1,
+      plugin: 'function',
+      publish: true,
+      status: 'closed', // on the server a connection is inert
+      topic: 'news',
+      title: null,
+    });
   });
 
   test('starts (.ts on Node directly) and answers HTTP, validation and errors', async () => {

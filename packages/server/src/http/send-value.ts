@@ -27,17 +27,17 @@ export function sendValue(value: unknown, req: Request<any>, res: Response, rout
 
 function sendWebResponse(web: globalThis.Response, res: Response, route: FailureSink, req: Request<any>): void {
   res.status(web.status);
-  web.headers.forEach((value, key) => {
-    if (key !== 'set-cookie') res.appendHeader(key, value);
-  });
-  for (const cookie of web.headers.getSetCookie()) res.appendHeader('set-cookie', cookie);
-  if (web.body === null) res.end();
-  else if (res._dedupKey !== null) bufferThenSend(web.body, res).catch((err) => route.fail(err, req, res));
-  else {
-    const declared = web.headers.get('content-length');
-    const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
-    sendWebBody(web.body, req, res, length).catch((err) => route.fail(err, req, res));
-  }
+  // Iteration yields each Set-Cookie on its own (fetch's "sort and combine"); `res` as
+  // `this` keeps the callback a module-level function, not a closure per response.
+  web.headers.forEach(appendWebHeader, res);
+  const body = web.body;
+  if (body === null) res.end();
+  else if (res._dedupKey !== null) bufferThenSend(body, res).catch((err) => route.fail(err, req, res));
+  else sendWebBody(body, req, res, web.headers).catch((err) => route.fail(err, req, res));
+}
+
+function appendWebHeader(this: Response, value: string, name: string): void {
+  this.appendHeader(name, value);
 }
 
 /** Resolves on the next macrotask: "the stream had nothing more to give right away". */
@@ -49,7 +49,7 @@ const nextTurn = (): Promise<typeof STALLED> => new Promise((resolve) => setImme
  * framing. Anything still producing after the first chunk is streamed, the first chunk
  * without waiting for the next.
  */
-async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, res: Response, length: number | undefined): Promise<void> {
+async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, res: Response, headers: Headers): Promise<void> {
   const reader = body.getReader();
   const first = await reader.read();
   if (first.done) {
@@ -57,11 +57,15 @@ async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, 
     return;
   }
   const pending = reader.read();
-  const second = await Promise.race([pending, nextTurn()]);
+  // A closed stream answers at once: that settles it without scheduling a macrotask.
+  let second = await Promise.race([pending, NOW]);
+  if (second === STALLED) second = await Promise.race([pending, nextTurn()]);
   if (second !== STALLED && second.done) {
     res.end(first.value);
     return;
   }
+  const declared = headers.get('content-length');
+  const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
   // A client that leaves while the source is waiting cancels it now, not at its next chunk.
   const cancel = () => void reader.cancel().catch(() => {});
   req.signal.addEventListener('abort', cancel, { once: true });
@@ -90,6 +94,8 @@ async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, 
  */
 const LIVE_STREAM_MS = 10;
 const STALLED = Symbol('stalled');
+/** Loses a race to any promise already settled when the race starts. */
+const NOW = Promise.resolve(STALLED);
 
 /**
  * A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past
@@ -100,12 +106,14 @@ async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): 
   const chunks: Uint8Array[] = [];
   let size = 0;
   let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<typeof STALLED>((resolve) => (timer = setTimeout(resolve, LIVE_STREAM_MS, STALLED)));
+  // Armed only when a read does not answer at once: a body complete from the start costs no timer.
+  let stalled: Promise<typeof STALLED> | undefined;
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   try {
     for (;;) {
       pending = reader.read();
-      const r = await Promise.race([pending, stalled]);
+      let r = await Promise.race([pending, NOW]);
+      if (r === STALLED) r = await Promise.race([pending, (stalled ??= new Promise((resolve) => (timer = setTimeout(resolve, LIVE_STREAM_MS, STALLED))))]);
       if (r === STALLED) break; // live: `pending` carries on in the stream below
       pending = undefined;
       if (r.done) {

@@ -22,10 +22,44 @@ const HOST = /^[A-Za-z0-9.\-_~]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$
 
 export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: string }): Handler<Request> {
   const strip = options.stripPrefix && options.stripPrefix !== '/' ? options.stripPrefix : '';
-  return (req) => {
-    const request = toWebRequest(req, strip);
-    return handler(request, { ip: req.ip, signal: request.signal, req });
-  };
+  return (req) => handler(toWebRequest(req, strip), new BridgeContext(req));
+}
+
+/** The handler's second argument: the client address and signal are worked out when read. */
+class BridgeContext implements FetchContext {
+  readonly req: Request;
+  constructor(req: Request) {
+    this.req = req;
+  }
+  get ip(): string {
+    return this.req.ip;
+  }
+  get signal(): AbortSignal {
+    return this.req.signal;
+  }
+}
+
+/**
+ * The web Request handed to fetch handlers. Its `signal` is Tachyon's `req.signal`, made
+ * when first read: undici follows a signal passed to its constructor with a listener, a
+ * WeakRef and a FinalizationRegistry entry per request — most handlers (SvelteKit's pages
+ * and endpoints) never look at it. `clone()` and `new Request(url, request)` follow the
+ * client too; `new Request(request)` and `fetch(request)` alone read
+ * undici's own field and do not (pass `{ signal: request.signal }` to forward it).
+ */
+class BridgeRequest extends globalThis.Request {
+  readonly #req: Request;
+  constructor(url: string, init: RequestInit, req: Request) {
+    super(url, init);
+    this.#req = req;
+  }
+  override get signal(): AbortSignal {
+    return this.#req.signal;
+  }
+  /** undici's clone() links the copy to the parent's own controller, which never aborts here. */
+  override clone(): globalThis.Request {
+    return new globalThis.Request(super.clone(), { signal: this.signal, duplex: 'half' } as RequestInit);
+  }
 }
 
 /**
@@ -39,25 +73,24 @@ export function toWebRequest(req: Request, stripPrefix = '', origin?: string): g
     path = path.slice(stripPrefix.length);
     if (!path.startsWith('/')) path = '/' + path;
   }
-  let url: URL;
-  try {
-    url = new URL(`${origin ?? `${req.protocol}://${requestHost(req)}`}${path}`);
-  } catch {
-    throw new HttpError(400, 'Malformed request URL');
-  }
+  const href = `${origin ?? `${req.protocol}://${requestHost(req)}`}${path}`;
   const method = req.method;
-  const headers = new Headers();
-  const all = req.headers;
-  for (const name in all) headers.set(name, all[name]!);
   const hasBody = method !== 'GET' && method !== 'HEAD' && req._hasBody();
-  return new globalThis.Request(url, {
+  const init = {
     method,
-    headers,
+    // A plain record: undici copies it into the Request's own header list (a Headers built
+    // here would be copied a second time, through its iterator).
+    headers: req.headers,
     body: hasBody ? bodyStream(req) : null,
-    signal: req.signal,
-    // @ts-expect-error: `duplex` is required by undici for streamed bodies but missing from lib.dom.
-    duplex: 'half',
-  });
+    duplex: 'half', // required by undici for streamed bodies, missing from lib.dom's RequestInit
+  } as RequestInit;
+  try {
+    // The string is parsed once, by the Request (a URL object would be serialised and parsed again).
+    return new BridgeRequest(href, init, req);
+  } catch (err) {
+    if (!URL.canParse(href)) throw new HttpError(400, 'Malformed request URL');
+    throw err;
+  }
 }
 
 function requestHost(req: Request): string {
