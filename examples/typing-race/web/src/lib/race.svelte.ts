@@ -52,12 +52,16 @@ export class Race {
         onDenied: () => (this.error = 'This race does not exist (any more).'),
       }),
     );
-    try {
-      this.#state((await live.request('pvp:join', { roomCode: this.roomCode })) as GameState);
-    } catch (e) {
-      this.error = (e as Error).message;
-      return;
-    }
+    if (!(await this.#join())) return;
+    // After a reconnect the new socket is in no room: join again (same guest cookie, so the
+    // server gives back the seat and the progress).
+    let wasOpen = true;
+    this.#stops.push(
+      live.onStatus((status) => {
+        if (status === 'open' && !wasOpen) void this.#join();
+        wasOpen = status === 'open';
+      }),
+    );
     const ping = async () => {
       try {
         this.latency = Math.round((await live.ping({ timeout: 5000 })) * 10) / 10;
@@ -68,6 +72,18 @@ export class Race {
     void ping();
     const interval = setInterval(ping, PING_EVERY_MS);
     this.#stops.push(() => clearInterval(interval));
+  }
+
+  async #join(): Promise<boolean> {
+    const live = connection().live!;
+    try {
+      this.#state((await live.request('pvp:join', { roomCode: this.roomCode })) as GameState);
+      this.error = null;
+      return true;
+    } catch (e) {
+      this.error = (e as Error).message;
+      return false;
+    }
   }
 
   stop(): void {
