@@ -1,5 +1,8 @@
-// The typing race: `npm start` in this folder. PORT (3000), WAIT_SECONDS (the waiting
-// countdown once two players are in: 10 in production, 3 otherwise), COOKIE_SECRET.
+// The typing race: `npm start` in this folder (or at the repository's root). One process: the
+// game's Tachyon App with the pages (web/, SvelteKit, built by scripts/build-web.mjs) installed
+// on it. PORT (3000), WAIT_SECONDS (the waiting countdown once two players are in: 10 in
+// production, 3 otherwise), COOKIE_SECRET.
+import { existsSync } from 'node:fs';
 import { createGameApp } from './src/server/index.ts';
 
 const production = process.env.NODE_ENV === 'production';
@@ -10,6 +13,16 @@ if (production && !process.env.COOKIE_SECRET) {
 const waitSeconds = Number(process.env.WAIT_SECONDS ?? (production ? 10 : 3));
 
 const game = createGameApp({ cookieSecret: process.env.COOKIE_SECRET, config: { waitSeconds } });
+
+// The pages go last: SvelteKit's SSR answers every path the game's routes did not take.
+const pages = new URL('./web/build/handler.js', import.meta.url);
+if (existsSync(pages)) {
+  const { install } = (await import(pages.href)) as { install(app: typeof game.app): void };
+  install(game.app);
+} else {
+  console.warn('typing-race: the pages are not built (node scripts/build-web.mjs): serving the game API only');
+}
+
 const server = await game.listen(Number(process.env.PORT ?? 3000));
 console.log(`Typing race on http://localhost:${server.port} (matchmake: GET /api/pvp/matchmake, WebSocket: /ws)`);
 
