@@ -84,6 +84,19 @@ export class MetricsExchange {
     this.tell(g.from, { type: 'metrics-gathered', ref: g.ref, parts: g.parts, missing });
   }
 
+  /**
+   * A worker left: scrapes it asked for are dropped (its replacement must not get their
+   * answers: its refs start over), and scrapes waiting for it stop waiting.
+   */
+  forget(worker: number): void {
+    for (const [key, g] of [...this.open]) {
+      if (g.from === worker) {
+        this.open.delete(key);
+        clearTimeout(g.timer);
+      } else if (g.waiting.delete(worker) && g.waiting.size === 0) this.finish(key);
+    }
+  }
+
   /** The cluster is closing: pending scrapes are answered with what arrived. */
   close(): void {
     for (const key of [...this.open.keys()]) this.finish(key);

@@ -166,6 +166,7 @@ export class Primary {
     slot.ready = false;
     Atomics.store(this.connections, slot.id, 0);
     this.bytes.forget(slot.id);
+    this.metrics.forget(slot.id);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
     if (how === 'terminate') void worker.terminate();
     else if (how === 'abort' || how === 'abandon') {
