@@ -23,6 +23,9 @@ app.use(health({ checks: { db: () => true, bus: async () => false } }));
 // @ts-expect-error: a check returns a boolean
 health({ checks: { db: () => 'up' } });
 const m = metrics({ prefix: 'shop_' });
+metrics({ clusterTimeout: 500 });
+// @ts-expect-error: clusterTimeout is a number of milliseconds
+metrics({ clusterTimeout: '1s' });
 expectType<Equal<typeof m.registry, Registry>>(true);
 const mw: Middleware = m;
 app.use(mw);

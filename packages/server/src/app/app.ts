@@ -24,7 +24,7 @@ import { closeOnSignals, listenOn, makeServer, type Running, type Server } from 
 import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
 import { wsStatsOf } from '../realtime/stats.ts';
-import { clusterWorker } from '../cluster/context.ts';
+import { clusterMetricsOf, clusterWorker } from '../cluster/context.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { Server } from './server.ts';
@@ -341,7 +341,16 @@ export class App extends Router {
     await Promise.all(loading);
     const o = this.config;
     // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
-    for (const m of this._middleware) for (const h of m.handlers) this.hub.stats ??= wsStatsOf(h) ?? null;
+    // In a cluster worker, it also gets the way to ask the other workers for theirs.
+    const worker = clusterWorker();
+    for (const m of this._middleware) {
+      for (const h of m.handlers) {
+        this.hub.stats ??= wsStatsOf(h) ?? null;
+        const link = worker !== undefined ? clusterMetricsOf(h) : undefined;
+        const gather = link !== undefined ? worker!.linkMetrics(this, () => link.collect()) : undefined;
+        if (gather !== undefined) link!.attach(this, worker!.id, worker!.workers, gather);
+      }
+    }
     const uws = (this.uws ??= compileApp({
       root: this,
       dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },

@@ -15,6 +15,28 @@ export interface WorkerContext {
   claimBus(app: object, own: Bus | undefined): Bus | undefined;
   /** Messages this worker sent to and received from the others; static files it loaded itself or took from another worker. */
   stats(): { readonly sent: number; readonly received: number; readonly staticMade: number; readonly staticShared: number };
+  /**
+   * For the App that owns the cluster's bus (else undefined): `collect` is what this worker
+   * answers when another one is scraped; the returned function asks every other worker.
+   */
+  linkMetrics(app: object, collect: () => Promise<unknown[]>): ((timeout: number) => Promise<{ parts: unknown[][]; missing: number[] }>) | undefined;
+}
+
+/** What metrics() hands the App under CLUSTER_METRICS, to be linked to the cluster when the App starts in a worker. @internal */
+export interface ClusterMetricsLink {
+  /** This worker's metrics, as JSON for the scraping worker. */
+  collect(): Promise<unknown[]>;
+  /** Called once, by an App starting in a cluster worker. */
+  attach(app: object, worker: number, workers: number, gather: (timeout: number) => Promise<{ parts: unknown[][]; missing: number[] }>): void;
+}
+
+/** @internal */
+export const CLUSTER_METRICS: unique symbol = Symbol('tachyon.clusterMetrics');
+
+/** The cluster link a middleware carries, if any. */
+export function clusterMetricsOf(handler: unknown): ClusterMetricsLink | undefined {
+  const link = (handler as { [CLUSTER_METRICS]?: ClusterMetricsLink } | null)?.[CLUSTER_METRICS];
+  return typeof link?.attach === 'function' ? link : undefined;
 }
 
 let current: WorkerContext | undefined;

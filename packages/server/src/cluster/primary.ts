@@ -7,6 +7,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import { listenAcceptor, type Acceptor } from '../app/acceptor.ts';
 import type { ResolvedClusterOptions } from './options.ts';
 import { ByteRegistry } from './static-bytes.ts';
+import { MetricsExchange } from './metrics-exchange.ts';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
 
 /** Backoff stops growing here; a worker that stayed up this long starts over from the first delay. */
@@ -39,6 +40,8 @@ export class Primary {
     const worker = this.slots[id - 1]?.worker;
     if (worker) this.tell(worker, reply);
   });
+  /** metrics(): a scrape on one worker collects the others (metrics-exchange.ts). */
+  private readonly metrics: MetricsExchange;
   /** Stalled workers replaced but still running (see retire()). */
   private readonly abandoned = new Set<Worker>();
   private readonly o: ResolvedClusterOptions;
@@ -57,6 +60,14 @@ export class Primary {
     for (let id = 1; id <= o.workers; id++) {
       this.slots.push({ id, worker: null, descriptor: undefined, ready: false, startedAt: 0, crashes: 0, lastBeat: 0, lastBeatAt: 0, restartTimer: undefined, onClosed: undefined });
     }
+    this.metrics = new MetricsExchange(
+      o.workers,
+      (id, message) => {
+        const worker = this.slots[id - 1]?.worker;
+        if (worker) this.tell(worker, message);
+      },
+      () => this.slots.filter((s) => s.ready && s.worker !== null).map((s) => s.id),
+    );
     this.heartbeatEvery = o.stallTimeout > 0 ? Math.max(10, Math.min(1000, Math.floor(o.stallTimeout / 4))) : 1000;
     if (o.stallTimeout > 0) this.watchdog = setInterval(() => this.checkStalls(), this.heartbeatEvery).unref();
   }
@@ -121,6 +132,8 @@ export class Primary {
         else if (message.type === 'closed') slot.onClosed?.();
         else if (message.type === 'bytes-get' || message.type === 'bytes-put' || message.type === 'bytes-failed') {
           if (slot.worker === worker) this.bytes.handle(slot.id, message);
+        } else if (message.type === 'metrics-ask' || message.type === 'metrics') {
+          if (slot.worker === worker) this.metrics.handle(slot.id, message);
         }
       });
       worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));
@@ -153,6 +166,7 @@ export class Primary {
     slot.ready = false;
     Atomics.store(this.connections, slot.id, 0);
     this.bytes.forget(slot.id);
+    this.metrics.forget(slot.id);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
     if (how === 'terminate') void worker.terminate();
     else if (how === 'abort' || how === 'abandon') {
@@ -206,6 +220,7 @@ export class Primary {
     this.closing = true;
     clearInterval(this.watchdog);
     this.acceptor?.close();
+    this.metrics.close();
     await Promise.all(
       this.slots.map(async (slot) => {
         clearTimeout(slot.restartTimer);

@@ -2,6 +2,7 @@
 // and what a worker is given at birth (workerData). Internal to src/cluster/.
 import type { MessagePort } from 'node:worker_threads';
 import type { BytesReply, BytesRequest } from './static-bytes.ts';
+import type { MetricsReply, MetricsRequest } from './metrics-exchange.ts';
 
 /** workerData key marking a thread as a cluster worker, so cluster() runs the factory there. */
 export const WORKER_MARK = '__tachyonClusterWorker';
@@ -28,7 +29,8 @@ export type ToWorker =
   | { type: 'close'; timeout: number }
   /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
   | { type: 'abort' }
-  | BytesReply;
+  | BytesReply
+  | MetricsReply;
 
 export type FromWorker =
   /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */
@@ -38,4 +40,5 @@ export type FromWorker =
   /** An uncaught exception or unhandled rejection after the start. */
   | { type: 'fatal'; error: unknown }
   | { type: 'closed' }
-  | BytesRequest;
+  | BytesRequest
+  | MetricsRequest;

@@ -10,6 +10,7 @@ import { enterWorker } from './context.ts';
 import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
 import { ThreadBus } from './thread-bus.ts';
 import { WorkerByteStore } from './static-bytes.ts';
+import { WorkerMetrics } from './metrics-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
 
 export type AppFactory = () => App | Promise<App>;
@@ -30,6 +31,8 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   // app.static() files: held once for the whole cluster (static-bytes.ts).
   const bytes = new WorkerByteStore((message) => parent.postMessage(message));
   installByteStore(bytes);
+  // metrics(): a scrape on this worker gathers the others' through the primary (metrics-exchange.ts).
+  const metrics = new WorkerMetrics(data.id, data.workers, post);
   let owner: object | undefined;
   enterWorker({
     id: data.id,
@@ -41,6 +44,11 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       return bus;
     },
     stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
+    linkMetrics(app: object, collect: () => Promise<unknown[]>) {
+      if (owner !== app) return undefined; // like the bus: only the App the factory returns is the cluster's
+      metrics.provide(collect);
+      return (timeout: number) => metrics.gather(timeout);
+    },
   });
   const beats = new Int32Array(data.heartbeats);
   setInterval(() => Atomics.add(beats, data.id, 1), data.heartbeatEvery).unref();
@@ -66,6 +74,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   process.on('exit', abort);
   parent.on('message', (message: ToWorker) => {
     if (message.type === 'bytes') bytes.reply(message);
+    else if (message.type === 'metrics-collect' || message.type === 'metrics-gathered') metrics.handle(message);
     else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
     else if (message.type === 'abort') {

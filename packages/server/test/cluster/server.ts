@@ -1,9 +1,9 @@
 // The app the cluster tests run, as a user would: one file, started with `node server.ts`,
 // running in the primary and again in every worker. Configured by environment variables
-// (the tests set WORKERS, STALL_MS, FACTORY_THROWS, COALESCE, TLS_KEY/TLS_CERT). The primary
+// (the tests set WORKERS, STALL_MS, FACTORY_THROWS, COALESCE, TLS_KEY/TLS_CERT, METRICS_TIMEOUT). The primary
 // prints one JSON line `{ "ready": port, ... }` once listening; logs are JSON lines.
 import { threadId } from 'node:worker_threads';
-import { App, cluster, jsonLogger } from '../../src/index.ts';
+import { App, cluster, jsonLogger, metrics } from '../../src/index.ts';
 import { clusterWorker } from '../../src/cluster/context.ts';
 
 const env = process.env;
@@ -24,6 +24,7 @@ const server = await cluster(
   () => {
     if (env.FACTORY_THROWS) throw new Error('factory failed: no database');
     const app = new App({ tls: env.APP_NO_TLS ? undefined : tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
+    if (env.METRICS_TIMEOUT) app.use(metrics({ clusterTimeout: Number(env.METRICS_TIMEOUT) }));
     if (env.STATIC_DIR) app.static('/static', env.STATIC_DIR);
     app.get('/log', () => {
       app.logger.warn('a line from the app');
@@ -43,6 +44,14 @@ const server = await cluster(
     app.get('/exit', () => {
       setTimeout(() => process.exit(7), 10);
       return { exiting: app.worker };
+    });
+    app.get('/block', (req) => {
+      const ms = Number(req.query.ms ?? 1000);
+      setTimeout(() => {
+        const end = Date.now() + ms;
+        while (Date.now() < end);
+      }, 10);
+      return { blocking: app.worker };
     });
     app.get('/stall', () => {
       setTimeout(() => {

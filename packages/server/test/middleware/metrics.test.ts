@@ -85,6 +85,9 @@ describe('metrics', () => {
       assert.equal(value(samples, 'websocket_connections'), 1);
       assert.ok(value(samples, 'nodejs_eventloop_lag_seconds') !== undefined);
       assert.ok(value(samples, 'process_cpu_seconds_total') !== undefined);
+      // Outside a cluster: no cluster series, no worker label.
+      assert.equal(value(samples, 'cluster_workers'), undefined);
+      assert.ok(!samples.some((s) => s.labels.worker !== undefined));
       // The scrape itself is not counted.
       assert.equal(samples.filter((s) => s.name === 'http_requests_total' && s.labels.route === '/*').length, 1);
 
@@ -192,5 +195,6 @@ describe('metrics', () => {
     assert.throws(() => metrics({ buckets: [1, 0.5] }), /buckets must be increasing/);
     assert.throws(() => metrics({ buckets: [] }), /buckets/);
     assert.throws(() => metrics({ route: true } as never), /unknown option "route"/);
+    for (const bad of [-1, 1.5, 60_001, '1000', NaN]) assert.throws(() => metrics({ clusterTimeout: bad as never }), /clusterTimeout must be a whole number/);
   });
 });

@@ -12,6 +12,8 @@ import type { Middleware } from '../../http/types.ts';
 import { DEFAULT_BUCKETS, HttpSeries } from './http-series.ts';
 import { registerWsSeries } from './ws-series.ts';
 import { WS_STATS, WsStats } from '../../realtime/stats.ts';
+import { CLUSTER_METRICS, type ClusterMetricsLink } from '../../cluster/context.ts';
+import { ClusterSeries } from './cluster-series.ts';
 
 export interface MetricsOptions {
   /** Where Prometheus scrapes. Default `/metrics`. */
@@ -24,12 +26,17 @@ export interface MetricsOptions {
   defaultMetrics?: boolean;
   /** Duration histogram bounds in seconds. */
   buckets?: readonly number[];
+  /**
+   * In a cluster: how long (ms) a scrape waits for the other workers' metrics before it answers
+   * without the missing ones (counted in `cluster_metrics_workers_missing`). Default 1000.
+   */
+  clusterTimeout?: number;
 }
 
 /** The middleware, with the registry it serves. */
 export type MetricsMiddleware = Middleware & { readonly registry: Registry };
 
-const KNOWN = new Set(['path', 'registry', 'prefix', 'defaultMetrics', 'buckets']);
+const KNOWN = new Set(['path', 'registry', 'prefix', 'defaultMetrics', 'buckets', 'clusterTimeout']);
 
 /** `app.use(metrics())`: add it first so it times everything after it. */
 export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
@@ -45,6 +52,10 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   if (!Array.isArray(buckets) || buckets.length === 0 || buckets.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || b <= 0 || (i > 0 && b <= buckets[i - 1]!))) {
     throw new TypeError('metrics(): buckets must be increasing positive numbers of seconds');
   }
+  const clusterTimeout = options.clusterTimeout ?? 1000;
+  if (typeof clusterTimeout !== 'number' || !Number.isInteger(clusterTimeout) || clusterTimeout < 0 || clusterTimeout > 60_000) {
+    throw new TypeError('metrics(): clusterTimeout must be a whole number of milliseconds from 0 to 60000');
+  }
   if (registry.getSingleMetric(`${prefix}http_requests_total`)) throw new TypeError('metrics(): this registry already has Tachyon metrics with this prefix (one metrics() per registry)');
 
   const series = new HttpSeries(buckets);
@@ -57,9 +68,21 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   let app: AppView | undefined;
   new Gauge({ name: `${prefix}http_requests_in_flight`, help: 'HTTP requests being answered', registers: [registry], collect() { this.set(inflight); } });
   new Gauge({ name: `${prefix}websocket_connections`, help: 'Open WebSocket connections', registers: [registry], collect() { this.set(app?.connections ?? 0); } });
+  const before = new Set(registry.getMetricsAsArray().map((m) => m.name));
   if (options.defaultMetrics ?? true) {
     if (registry.getSingleMetric(`${prefix}process_cpu_seconds_total`) === undefined) collectDefaultMetrics({ register: registry, prefix });
   }
+  // Scrapes answer for the whole cluster once the App links this to its worker (app.ts, start()).
+  const defaults = new Set(registry.getMetricsAsArray().map((m) => m.name).filter((name) => !before.has(name)));
+  const cluster = new ClusterSeries(registry, prefix, defaults, clusterTimeout);
+  const link: ClusterMetricsLink = {
+    collect: () => cluster.collect(),
+    attach(view, worker, workers, gather) {
+      // Another worker may ask for this one's gauges before anyone scraped it.
+      app = view as AppView;
+      cluster.attach(worker, workers, gather);
+    },
+  };
 
   const finish = (req: Request, res: Response, start: number): void => {
     inflight--;
@@ -69,7 +92,7 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   const mw = (req: Request, res: Response, next: () => Promise<void>): Promise<void> | undefined => {
     if (req.path === path && (req.method === 'GET' || req.method === 'HEAD')) {
       app = req.app;
-      return registry.metrics().then((text) => {
+      return (cluster.linked ? cluster.scrape(req.app.logger) : registry.metrics()).then((text) => {
         res.header('content-type', registry.contentType).header('cache-control', 'no-store').end(text);
       });
     }
@@ -84,5 +107,5 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     }
     return chain.then(() => finish(req, res, start));
   };
-  return Object.assign(mw as Middleware, { registry, [WS_STATS]: wsStats });
+  return Object.assign(mw as Middleware, { registry, [WS_STATS]: wsStats, [CLUSTER_METRICS]: link });
 }
