@@ -7,6 +7,7 @@ import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../serving/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
+import type { TopicOptions } from '../realtime/topics/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from './logger.ts';
 import { parsePattern } from '../routing/path.ts';
@@ -157,6 +158,17 @@ export class App extends Router {
     const pattern = parsePattern(path);
     checkWsBehavior(path, behavior);
     this.wsRoutes.push({ pattern, behavior });
+    return this;
+  }
+
+  /**
+   * Declares options for the topics `pattern` matches (`*` stands for any run of characters):
+   * `history` keeps what is published for clients that reconnect, `presence` tracks who is
+   * subscribed. Call before listen(). See docs/realtime.md, "Topic options".
+   */
+  topic(pattern: string, options: TopicOptions): this {
+    if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
+    this.hub.topics.define(pattern, options);
     return this;
   }
 

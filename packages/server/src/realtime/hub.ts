@@ -9,12 +9,15 @@ import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../app/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 import type { WsStats } from './stats.ts';
+import { TopicRegistry } from './topics/index.ts';
 
 export class WsHub {
   private uws: UwsApp | null = null;
   /** The bus, unless it is the in-process one: then null, and no publish pays for a bus. */
   private readonly remote: Bus | null;
   readonly bus: Bus;
+  /** Options declared per topic pattern (app.topic): history, presence. */
+  readonly topics = new TopicRegistry();
   private readonly sockets = new Set<Socket<any>>();
   private idle: (() => void)[] = [];
   /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */

@@ -1,0 +1,1 @@
+export type { HistoryOptions } from './options.ts';

@@ -1,0 +1,21 @@
+// History options of a topic pattern (`app.topic(pattern, { history })`): how many messages
+// and for how long a topic keeps what was published, so a client that reconnects can be
+// given what it missed (docs/history.md).
+
+export interface HistoryOptions {
+  /** Most messages kept per topic (the oldest go first). */
+  size: number;
+  /** Milliseconds a message is kept. Default: kept until `size` pushes it out. */
+  ttl?: number;
+}
+
+/** Checks history options when the pattern is declared. */
+export function checkHistoryOptions(pattern: string, h: HistoryOptions): Readonly<HistoryOptions> {
+  const fail = (msg: string): never => {
+    throw new TypeError(`topic ${pattern}: history.${msg}`);
+  };
+  if (typeof h !== 'object' || h === null) throw new TypeError(`topic ${pattern}: history must be an object`);
+  if (!Number.isInteger(h.size) || h.size < 1 || h.size > 1_000_000) fail('size must be an integer from 1 to 1000000');
+  if (h.ttl !== undefined && (!Number.isInteger(h.ttl) || h.ttl < 1)) fail('ttl must be a positive integer (milliseconds)');
+  return Object.freeze({ ...h });
+}

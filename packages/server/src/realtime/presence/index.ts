@@ -1,0 +1,1 @@
+export type { PresenceOptions } from './options.ts';

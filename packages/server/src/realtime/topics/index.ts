@@ -1,0 +1,2 @@
+export { TopicRegistry } from './registry.ts';
+export type { TopicOptions, ResolvedTopicOptions } from './options.ts';

@@ -1,0 +1,27 @@
+// What `app.topic(pattern, options)` declares for the topics a pattern matches. Topics no
+// pattern matches have none of it and pay nothing for it (docs/realtime.md, "Topic options").
+import { checkHistoryOptions, type HistoryOptions } from '../history/options.ts';
+import { checkPresenceOptions, type PresenceOptions } from '../presence/options.ts';
+
+export interface TopicOptions {
+  /** Keep what is published, so reconnecting clients recover what they missed. */
+  history?: HistoryOptions;
+  /** Track who is subscribed (`app.presence(topic)`, join/leave events). */
+  presence?: boolean | PresenceOptions;
+}
+
+/** Options as checked when declared: absent features are null. */
+export interface ResolvedTopicOptions {
+  readonly pattern: string;
+  readonly history: Readonly<HistoryOptions> | null;
+  readonly presence: Readonly<PresenceOptions> | null;
+}
+
+export function resolveTopicOptions(pattern: string, options: TopicOptions): ResolvedTopicOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`topic ${pattern}: options must be an object`);
+  return Object.freeze({
+    pattern,
+    history: options.history === undefined ? null : checkHistoryOptions(pattern, options.history),
+    presence: options.presence === undefined ? null : checkPresenceOptions(pattern, options.presence),
+  });
+}
