@@ -7,5 +7,3 @@ const opts: TopicOptions = { history: { size: 10 } };
 app.topic('chat:*', opts);
 // @ts-expect-error history needs a size
 app.topic('a:*', { history: { ttl: 5 } });
-// @ts-expect-error presence is a boolean or an options object
-app.topic('b:*', { presence: 'yes' });
