@@ -61,3 +61,9 @@ app.get('/shared-mw/:id', { params: z.object({ id: z.coerce.number() }) }, requi
   expectType<Equal<typeof req.params.id, number>>(true);
   return req.params.id;
 });
+
+// req.bodyError: why reading the body stopped, or null.
+app.post('/body-error', (req) => {
+  expectType<Equal<typeof req.bodyError, Error | null>>(true);
+  return null;
+});

@@ -35,6 +35,13 @@ describe('request bodies', () => {
       return { body: await req.text(), type: req.header('content-type') };
     });
     app.post('/ignored', () => 'did not read');
+    // Reads the body, swallows the failure (as a mounted framework would) and reports req.bodyError.
+    app.post('/body-error', async (req) => {
+      const before = req.bodyError;
+      const read = await req.bytes().then((b) => b.length, () => -1);
+      const err = req.bodyError as (Error & { status?: number }) | null;
+      return { before, read, error: err && { name: err.name, status: err.status ?? null } };
+    });
     srv = await start(app);
   });
   after(() => srv.close());
@@ -74,6 +81,13 @@ describe('request bodies', () => {
       { until: /\r\n\r\n[\s\S]*\}/ },
     );
     assert.equal(statusOf(chunked), 413);
+    const reported = await rawRequest(
+      srv.port,
+      'POST /body-error HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' + '400\r\n' + 'a'.repeat(0x400) + '\r\n' + '400\r\n' + 'b'.repeat(0x400) + '\r\n0\r\n\r\n',
+      { until: /\r\n\r\n[\s\S]*\}/ },
+    );
+    assert.deepEqual(JSON.parse(reported.slice(reported.indexOf('{'))), { before: null, read: -1, error: { name: 'HttpError', status: 413 } }, 'req.bodyError says why reading stopped');
+    assert.deepEqual(await (await post('/body-error', 'fine')).json(), { before: null, read: 4, error: null });
     // The per-route limit overrides the app's.
     assert.deepEqual(await (await post('/big', new Uint8Array(2 * 1024 * 1024))).json(), { length: 2 * 1024 * 1024 });
   });

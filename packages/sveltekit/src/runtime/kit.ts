@@ -91,6 +91,20 @@ function planFileRoutes(clientDir: string, appDir: string, precompressed: boolea
   };
 }
 
+/**
+ * SvelteKit answers 500 for an error it does not know, such as the body stream failing: a
+ * chunked body that grew past BODY_SIZE_LIMIT then gets what adapter-node answers, 413 (and a
+ * client that went away gets nothing, as Tachyon answers no aborted request).
+ */
+function bodyFailureOr(req: Request<any>, response: globalThis.Response): globalThis.Response {
+  const failure = req.bodyError;
+  if (failure !== null) {
+    void response.body?.cancel();
+    throw failure;
+  }
+  return response;
+}
+
 export async function createKit(built: Built, env: ServerEnv = readEnv(built.config.envPrefix, built.config.origin)): Promise<Kit> {
   const c = built.config;
   const server = built.server;
@@ -106,29 +120,31 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
   const bodyLimit = env.bodySizeLimit === Infinity ? Number.MAX_SAFE_INTEGER : env.bodySizeLimit;
 
   /** The route every request that is not a file goes to. A Tachyon handler returning a web Response. */
-  const ssr = (req: Request<any>): Promise<globalThis.Response> => {
+  const ssr = async (req: Request<any>): Promise<globalThis.Response> => {
     // A declared length over the limit is refused before SvelteKit runs (adapter-node answers
     // 413 too). A chunked body that grows past it errors its stream while SvelteKit reads it.
     const length = req.header('content-length');
     if (length !== undefined && Number(length) > bodyLimit) throw new HttpError(413, `Request body exceeds the limit of ${bodyLimit} bytes`);
     const request = toWebRequest(req, '', originOf === undefined ? undefined : originOf(req));
-    return server.respond(request, {
+    const response = await server.respond(request, {
       platform: platformFor(req.app as unknown as App),
       getClientAddress: () => addressOf(req),
     });
+    return response.status === 500 ? bodyFailureOr(req, response) : response;
   };
 
-  const handler: FetchHandler = (request, ctx) => {
+  const handler: FetchHandler = async (request, ctx) => {
     // Mounted by the user: the request was built by app.mount; ORIGIN and the proxy headers still apply.
     const origin = originOf === undefined ? undefined : originOf(ctx.req);
     if (origin !== undefined) {
       const url = new URL(request.url);
       if (url.origin !== origin) request = new globalThis.Request(origin + url.pathname + url.search, request);
     }
-    return server.respond(request, {
+    const response = await server.respond(request, {
       platform: platformFor(ctx.req.app as unknown as App),
       getClientAddress: () => addressOf(ctx.req),
     });
+    return response.status === 500 ? bodyFailureOr(ctx.req, response) : response;
   };
 
   // Loaded before install() so that listen() need not wait, and so a broken build fails here.

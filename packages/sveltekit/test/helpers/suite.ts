@@ -107,6 +107,15 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.equal(res.status, 413);
     });
 
+    it('refuses a chunked body that grows past BODY_SIZE_LIMIT with 413, as adapter-node does (not 500)', async () => {
+      const headers = { 'content-type': 'application/json', 'transfer-encoding': 'chunked' };
+      const res = await raw(server.url, { method: 'POST', path: '/api/echo', headers, body: JSON.stringify({ big: 'x'.repeat(600 * 1024) }) });
+      assert.equal(res.status, 413);
+      const small = await raw(server.url, { method: 'POST', path: '/api/echo', headers, body: JSON.stringify({ small: true }) });
+      assert.equal(small.status, 201, 'a chunked body under the limit is read');
+      assert.deepEqual(JSON.parse(small.body.toString()).received, { small: true });
+    });
+
     it('serves the prerendered page from memory, precompressed', async () => {
       const res = await raw(server.url, { path: '/about', headers: { 'accept-encoding': 'br' } });
       assert.equal(res.status, 200);

@@ -35,6 +35,11 @@ export class BodyReader {
     uws.onData((chunk, isLast) => this.push(chunk, isLast));
   }
 
+  /** Why reading stopped (the body grew past the limit, the client aborted), or null. */
+  get error(): Error | null {
+    return this.failure;
+  }
+
   /** True once the last byte of the body has arrived: the connection can be reused. */
   get ended(): boolean {
     return this.isEnded;

@@ -248,6 +248,15 @@ export class Request<T extends RouteTypes = {}> {
     return this._reader;
   }
 
+  /**
+   * Why reading the body stopped, or null: an HttpError 413 once it grew past the body limit,
+   * a ClientAbortError when the client went away. Lets a handler that gave the body to other
+   * code (a web Request for a mounted framework) answer what really happened.
+   */
+  get bodyError(): Error | null {
+    return this._reader?.error ?? null;
+  }
+
   /** The raw body bytes (up to the body limit: 413 past it). */
   async bytes(): Promise<Uint8Array> {
     const reader = this._bodyReader();
