@@ -33,6 +33,12 @@ interface Builder {
   /** Kit 3: writes a module exporting `server`, a ready SvelteKit Server instance. */
   generateServerInstance?(dest: string, opts?: { serverDirectory?: string }): void;
   compress(directory: string): Promise<unknown>;
+  /** Kit ≥ 2.31: the app has a src/instrumentation.server.ts. */
+  hasServerInstrumentationFile?(): boolean;
+  /** Kit ≥ 2.31: makes `entrypoint` import the instrumentation (and, on Kit 3, the initializer) before the app. */
+  instrument?(args: { entrypoint: string; instrumentation: string; start?: string; initializer?: string; module?: { exports: string[] } }): void;
+  /** Kit 3: a module that fills `$env/dynamic/private` before the instrumentation runs. */
+  createInstrumentationInitializer?(options: { outputDirectory: string; serverDirectory?: string }): string;
   /** Kit 3: content types of the client files by extension (`'.css'` → `'text/css'`), as the manifest records them. */
   readonly mimeTypes?: Record<string, string>;
 }
@@ -52,9 +58,22 @@ function mimeTypesOf(manifestSource: string): Record<string, string> | undefined
 export interface TachyonAdapter {
   name: string;
   adapt(builder: Builder): Promise<void>;
-  supports: { read(): boolean };
+  supports: { read(): boolean; instrumentation(): boolean };
   emulate(): { platform(): unknown };
   vite: { plugins: VitePlugin[] };
+}
+
+/**
+ * src/instrumentation.server.ts (OpenTelemetry and the like) must run before any of the app's
+ * code: SvelteKit rewrites both entry points into facades that import it first, then import
+ * the real entry (moved to start.js / handler-start.js) and re-export what it exported.
+ */
+function instrument(builder: Builder, out: string): void {
+  builder.log.minor('Instrumenting the entry points');
+  const instrumentation = `${out}/server/instrumentation.server.js`;
+  const initializer = builder.createInstrumentationInitializer?.({ outputDirectory: `${out}/server`, serverDirectory: `${out}/server` });
+  builder.instrument!({ entrypoint: `${out}/index.js`, instrumentation, start: `${out}/start.js`, initializer, module: { exports: ['app', 'server', 'shutdown'] } });
+  builder.instrument!({ entrypoint: `${out}/handler.js`, instrumentation, start: `${out}/handler-start.js`, initializer, module: { exports: ['handler', 'install', 'env'] } });
 }
 
 export default function adapter(options?: AdapterOptions): TachyonAdapter {
@@ -126,8 +145,9 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
           `//   handler: SSR only, for app.mount(prefix, handler)\n` +
           `import { createKit } from '@tachyon/sveltekit/runtime';\n${imports}\n\nconst kit = await createKit(${built});\nexport const handler = kit.handler;\nexport const install = kit.install;\nexport const env = kit.env;\n`,
       );
+      if (builder.hasServerInstrumentationFile?.() === true && typeof builder.instrument === 'function') instrument(builder, out);
     },
-    supports: { read: () => true },
+    supports: { read: () => true, instrumentation: () => true },
     emulate: () => ({ platform: () => devPlatform() }),
     vite: { plugins: [tachyon(o)] },
   };

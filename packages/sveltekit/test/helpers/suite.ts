@@ -1,7 +1,7 @@
 // The fixture app built with one Kit version, served by `node build`, tested over real
 // sockets. kit3.test.ts and kit2.test.ts run this same suite on their own build.
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +100,14 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.deepEqual(body.received, { a: [1, 2, 3] });
       assert.equal(body.ip, '127.0.0.1');
       assert.equal(body.url, `${server.url}/api/echo`);
+    });
+
+    it('runs src/instrumentation.server.ts before any of the app\'s code', async () => {
+      const recorded = (await (await fetch(server.url + '/api/instrumented')).json()) as { ran: boolean; beforeApp: boolean } | null;
+      assert.ok(recorded !== null, 'the instrumentation file ran');
+      assert.equal(recorded.ran, true);
+      assert.equal(recorded.beforeApp, true, 'before hooks.server.ts was loaded');
+      assert.ok(existsSync(join(dir, 'build', 'start.js')), 'build/index.js is the facade, the server moved to start.js');
     });
 
     it('refuses a body over BODY_SIZE_LIMIT (default 512K) with 413', async () => {
@@ -243,6 +251,8 @@ export function handlerSuite(kit: KitVersion): void {
         assert.match(await (await fetch(server.url + '/')).text(), /hello from ssr/);
         assert.match(await (await fetch(server.url + '/about')).text(), /about \(prerendered\)/);
         assert.equal((await fetch(server.url + '/robots.txt')).status, 200);
+        const instrumented = (await (await fetch(server.url + '/api/instrumented')).json()) as { ran?: boolean; beforeApp?: boolean } | null;
+        assert.deepEqual([instrumented?.ran, instrumented?.beforeApp], [true, true], 'build/handler.js runs instrumentation.server.ts first too');
         const live = connect(server.url.replace('http', 'ws') + '/ws', { maxRetries: 0 });
         const own = connect(server.url.replace('http', 'ws') + '/own/ws', { maxRetries: 0 });
         try {
