@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { connect } from '@tachyon/client';
@@ -40,6 +41,7 @@ async function devServer(kit: KitVersion) {
   }
   return {
     url,
+    dir,
     output: () => out,
     async stop() {
       child.kill('SIGTERM');
@@ -79,6 +81,35 @@ for (const kit of ['kit3', 'kit2'] as const) {
           hmr.onerror = () => reject(new Error('HMR socket failed'));
         });
         hmr.close();
+
+        // Editing hooks.ws.ts reloads it: open sockets close with 1001 and reconnect to the new hooks.
+        const hooksPath = join(dev.dir, 'src', 'hooks.ws.ts');
+        const original = readFileSync(hooksPath, 'utf8');
+        const edited = original.replace('return { echoed: data, user: ws.data.user };', 'return { echoed: data, user: ws.data.user, version: 2 };');
+        assert.notEqual(edited, original, 'the fixture still has the line this test edits');
+        const client = connect(dev.url.replace('http', 'ws') + '/ws');
+        const closes: number[] = [];
+        client.onStatus((status, info) => void (status === 'reconnecting' && info.code !== undefined && closes.push(info.code)));
+        try {
+          assert.deepEqual(await client.request('echo', 1), { echoed: 1, user: 'anonymous' });
+          writeFileSync(hooksPath, edited);
+          let reply: unknown;
+          for (let i = 0; i < 300; i++) {
+            reply = await client.request('echo', 2).catch(() => null);
+            if ((reply as { version?: number } | null)?.version === 2) break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          assert.deepEqual(reply, { echoed: 2, user: 'anonymous', version: 2 }, 'the same client, reconnected, runs the edited hook');
+          assert.equal(closes[0], 1001, 'the old hooks\' server closed the socket with 1001 (going away)');
+          // A broken edit keeps the previous version serving, with the error in the log.
+          writeFileSync(hooksPath, edited + '\nexport const events2 = ;\n');
+          for (let i = 0; i < 100 && !/failed to reload/.test(dev.output()); i++) await new Promise((r) => setTimeout(r, 100));
+          assert.match(dev.output(), /failed to reload, the previous version keeps serving/);
+          assert.deepEqual(await client.request('echo', 3), { echoed: 3, user: 'anonymous', version: 2 });
+        } finally {
+          writeFileSync(hooksPath, original);
+          client.close();
+        }
       } finally {
         await dev.stop();
       }
