@@ -1,6 +1,6 @@
 // A cluster() process on a broker, as a user would write it (cluster-buses.test.ts starts two):
 // MODE=per-worker gives each worker's App its own broker bus (new App({ bus })), MODE=primary
-// gives the bus to cluster() (the primary relays). KIND=redis|nats, URL, WORKERS. The primary
+// gives the bus to cluster() (the primary relays), MODE=both gives both (refused). KIND=redis|nats, URL, WORKERS. The primary
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
 // the workers answer WebSocket requests (who, pub, stats, counts).
 import { threadId } from 'node:worker_threads';
@@ -16,7 +16,7 @@ const makeBus = (): BrokerBus => {
   const options = { presenceInterval: 200, logger: jsonLogger('info') };
   return (env.KIND === 'nats' ? natsBus({ servers: env.URL!, ...options }) : redisBus({ url: env.URL!, ...options })) as unknown as BrokerBus;
 };
-const relayBus = env.MODE === 'primary' ? makeBus() : undefined;
+const relayBus = env.MODE === 'primary' || env.MODE === 'both' ? makeBus() : undefined;
 
 const server = await cluster(
   { workers: 2, port: 0, host: '127.0.0.1', bus: relayBus as Bus | undefined, logger: jsonLogger('info'), restartDelay: 50, shutdownTimeout: 2000 },

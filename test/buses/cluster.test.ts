@@ -11,7 +11,7 @@ import { NatsBroker, RedisBroker, type Broker } from './brokers.ts';
 import { range, sleep, waitFor } from './node.ts';
 
 const SERVER = fileURLToPath(new URL('./cluster-server.ts', import.meta.url));
-type Mode = 'per-worker' | 'primary';
+type Mode = 'per-worker' | 'primary' | 'both';
 type Kind = 'redis' | 'nats';
 
 interface Stats {
@@ -275,3 +275,8 @@ for (const kind of ['redis', 'nats'] as const) {
     });
   }
 }
+
+test('a bus on cluster() and on the App too is refused at startup, with the reason', async () => {
+  // The check happens in the worker before anything connects: no broker is needed.
+  await assert.rejects(ClusterProcess.start('redis', 'both', 'redis://127.0.0.1:1'), /the App must not have a bus option too/);
+});
