@@ -2,7 +2,7 @@
 // MODE=per-worker gives each worker's App its own broker bus (new App({ bus })), MODE=primary
 // gives the bus to cluster() (the primary relays), MODE=both gives both (refused). KIND=redis|nats, URL, WORKERS. The primary
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
-// the workers answer WebSocket requests (who, pub, stats, counts).
+// the workers answer WebSocket requests (who, pub, crash, stats, counts).
 import { threadId } from 'node:worker_threads';
 // From the source, like clusterWorker() below (one module instance); the broker buses come from
 // the packages and are used through the Bus interface.
@@ -41,6 +41,14 @@ const server = await cluster(
               if (seq >= d.n) (clearInterval(timer), timers.delete(timer));
             }, d.every);
             timers.add(timer);
+            return true;
+          },
+        },
+        crash: {
+          handler: () => {
+            setTimeout(() => {
+              throw new Error('worker bug');
+            }, 10);
             return true;
           },
         },

@@ -280,3 +280,36 @@ test('a bus on cluster() and on the App too is refused at startup, with the reas
   // The check happens in the worker before anything connects: no broker is needed.
   await assert.rejects(ClusterProcess.start('redis', 'both', 'redis://127.0.0.1:1'), /the App must not have a bus option too/);
 });
+
+describe('cluster() on redis, primary: a worker dies', () => {
+  let broker: Broker;
+  let procs: ClusterProcess[] = [];
+  let nodes: Node[] = [];
+  after(async () => {
+    for (const n of nodes) n.live.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await broker?.dispose();
+  });
+
+  test("the relay forgets the dead worker's subscribers; its replacement is relayed to", async () => {
+    broker = await RedisBroker.start();
+    ({ procs, nodes } = await startAll('redis', 'primary', broker));
+    await waitFor(() => connected('primary', procs, nodes), 'every bus connected');
+    const [p1w1, p1w2, p2w1] = nodes as [Node, Node, Node, Node];
+    p1w1.subscribe('r');
+    p1w2.subscribe('r');
+    await clusterCount(nodes, 'r', 2);
+    await p1w2.live.request('crash');
+    // Its client reconnects (to either worker of P1) and subscribes again: still 2, not 3.
+    await waitFor(async () => (await p1w2.stats().catch(() => null)) !== null, 'the client back');
+    await clusterCount([p1w1, p2w1], 'r', 2);
+    await sleep(500); // a stale count of the dead worker would show by now
+    assert.equal((await p2w1.counts('r')).cluster, 2, 'no count left behind by the dead worker');
+    assert.equal((await procs[0]!.relayStats())!.topics, 1);
+    await p2w1.pub('r', 20);
+    await waitFor(() => p1w1.count('r') === 20 && p1w2.count('r') === 20, 'both P1 subscribers', 15_000);
+    await sleep(200);
+    assert.deepEqual(p1w2.seqs('r', 'P2W1'), range(20));
+    assert.ok(procs[0]!.log.some((l) => /worker uncaught exception: replacing it/.test(String(l?.msg ?? ''))), 'the death was logged');
+  });
+});
