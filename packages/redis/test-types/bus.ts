@@ -1,5 +1,5 @@
 // Type tests: redisBus() is a Bus for new App({ bus }), with typed options and counters.
-import { App, type Bus, type BrokerBusStats } from '@tachyon/server';
+import { App, cluster, type Bus, type BrokerBusStats } from '@tachyon/server';
 import { redisBus, type RedisBusOptions } from '@tachyon/redis';
 
 const bus = redisBus({ url: 'redis://127.0.0.1:6379', sharded: true, prefix: 'chat:', maxQueue: 100, presenceInterval: false });
@@ -18,3 +18,9 @@ redisBus({ host: 'localhost' });
 // @ts-expect-error url is a string or string[]
 redisBus({ url: 6379 });
 void [asBus, stats, ready, n];
+
+// With cluster(): a bus per worker (the App's), or one held by the primary (cluster's).
+await cluster({ workers: 2 }, () => new App({ bus: redisBus() }));
+await cluster({ workers: 2, bus: redisBus() }, () => new App());
+// @ts-expect-error cluster's bus is a Bus, not a name
+await cluster({ workers: 2, bus: 'redis' }, () => new App());

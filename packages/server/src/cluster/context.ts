@@ -14,7 +14,7 @@ export interface WorkerContext {
    */
   claimBus(app: object, own: Bus | undefined): Bus | undefined;
   /** Messages this worker sent to and received from the others; static files it loaded itself or took from another worker. */
-  stats(): { readonly sent: number; readonly received: number; readonly staticMade: number; readonly staticShared: number };
+  stats(): { readonly sent: number; readonly received: number; readonly relayed: number; readonly staticMade: number; readonly staticShared: number };
   /**
    * For the App that owns the cluster's bus (else undefined): `collect` is what this worker
    * answers when another one is scraped; the returned function asks every other worker.

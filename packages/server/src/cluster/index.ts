@@ -40,8 +40,10 @@ export async function cluster(options: ClusterOptions, factory: AppFactory): Pro
   const data = isMainThread ? undefined : (workerData as Record<string, WorkerData> | null)?.[WORKER_MARK];
   if (data !== undefined) return runWorker(data, factory);
   const o = resolveClusterOptions(options);
-  if (o.forceThreads && o.workers === 0) o.workers = 1;
-  return o.workers <= 1 && !o.forceThreads ? inProcess(o, factory) : primary(o);
+  // cluster({ bus }) needs a primary to hold the broker connection: one worker thread at least.
+  const threads = o.forceThreads || o.bus !== undefined;
+  if (threads && o.workers === 0) o.workers = 1;
+  return o.workers <= 1 && !threads ? inProcess(o, factory) : primary(o);
 }
 
 async function inProcess(o: ResolvedClusterOptions, factory: AppFactory): Promise<ClusterServer> {

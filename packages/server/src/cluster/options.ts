@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '../app/logger.ts';
 import { silentLogger } from '../app/logger.ts';
 import type { TlsOptions } from '../serving/tls.ts';
+import type { Bus } from '../realtime/bus/index.ts';
 
 export interface ClusterOptions {
   /**
@@ -35,6 +36,12 @@ export interface ClusterOptions {
   restartDelay?: number;
   /** The module the workers run. Default: the main module (`process.argv[1]`), i.e. the file that called cluster(). */
   entry?: string | URL;
+  /**
+   * A broker bus (`redisBus()`, `natsBus()`) held by the primary, which relays for every worker:
+   * one broker connection per process (docs/cluster.md, "With a broker"). The default is
+   * instead a bus per worker: `new App({ bus })` in the factory. Not both.
+   */
+  bus?: Bus;
   /** @internal Worker threads even for `workers: 1` (bench/cluster.mjs measures what the cluster costs). */
   forceThreads?: boolean;
   /** The primary's logger (worker deaths, restarts, shutdown). Workers log through their App's logger. Default: silent. */
@@ -55,6 +62,7 @@ export interface ResolvedClusterOptions {
   entry: string | URL | undefined;
   logger: Logger;
   forceThreads: boolean;
+  bus: Bus | undefined;
 }
 
 /** `WORKERS` wins over `workers`; 'auto' is the number of cores this process may use. */
@@ -84,6 +92,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   if (o.reusePort && process.platform !== 'linux') throw new TypeError('reusePort needs Linux (SO_REUSEPORT balancing)');
   const signals = o.signals === undefined || o.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : o.signals === false ? [] : o.signals;
   if (!Array.isArray(signals)) throw new TypeError('signals must be a boolean or a list of signal names');
+  if (o.bus !== undefined && (typeof o.bus !== 'object' || o.bus === null || typeof o.bus.start !== 'function' || typeof o.bus.publish !== 'function' || typeof o.bus.interest !== 'function')) throw new TypeError('bus must be a Bus (redisBus(), natsBus())');
   if (o.entry !== undefined && typeof o.entry !== 'string' && !(o.entry instanceof URL)) throw new TypeError('entry must be a path or a file URL');
   return {
     workers: resolveWorkers(o.workers),
@@ -99,5 +108,6 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     entry: o.entry,
     logger: o.logger ?? silentLogger,
     forceThreads: o.forceThreads === true,
+    bus: o.bus,
   };
 }

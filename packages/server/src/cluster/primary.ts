@@ -8,6 +8,8 @@ import { listenAcceptor, type Acceptor } from '../app/acceptor.ts';
 import type { ResolvedClusterOptions } from './options.ts';
 import { ByteRegistry } from './static-bytes.ts';
 import { MetricsExchange } from './metrics-exchange.ts';
+import { BrokerRelay } from './relay.ts';
+import { randomBytes } from 'node:crypto';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
 
 /** Backoff stops growing here; a worker that stayed up this long starts over from the first delay. */
@@ -50,6 +52,10 @@ export class Primary {
   /** Null in reuseport mode: the workers listen themselves. */
   private readonly acceptor: Acceptor | null;
   private readonly entry: string | URL;
+  /** cluster({ bus }): the one broker connection, relaying for every worker (relay.ts). */
+  private readonly relay: BrokerRelay | undefined;
+  /** Shared by this process's workers: their broker buses drop each other's echoes. */
+  private readonly processId = new Uint8Array(randomBytes(6));
 
   constructor(o: ResolvedClusterOptions, mode: ShareMode, port: number, acceptor: Acceptor | null, entry: string | URL) {
     this.o = o;
@@ -68,12 +74,14 @@ export class Primary {
       },
       () => this.slots.filter((s) => s.ready && s.worker !== null).map((s) => s.id),
     );
+    this.relay = o.bus === undefined ? undefined : new BrokerRelay(o.bus, o.logger);
     this.heartbeatEvery = o.stallTimeout > 0 ? Math.max(10, Math.min(1000, Math.floor(o.stallTimeout / 4))) : 1000;
     if (o.stallTimeout > 0) this.watchdog = setInterval(() => this.checkStalls(), this.heartbeatEvery).unref();
   }
 
   /** Starts every worker; rejects with the first failure (the caller closes the rest). */
   async start(): Promise<void> {
+    await this.relay?.start();
     await Promise.all(this.slots.map((slot) => this.spawn(slot)));
   }
 
@@ -95,6 +103,8 @@ export class Primary {
       connections: this.connections.buffer as SharedArrayBuffer,
       heartbeats: this.heartbeats.buffer as SharedArrayBuffer,
       heartbeatEvery: this.heartbeatEvery,
+      processId: this.processId,
+      relay: this.relay !== undefined,
     };
     const worker = new Worker(this.entry, { workerData: { [WORKER_MARK]: data } });
     Object.assign(slot, { worker, descriptor: undefined, ready: false, startedAt: Date.now(), onClosed: undefined });
@@ -104,6 +114,11 @@ export class Primary {
       const { port1, port2 } = new MessageChannel();
       this.tell(worker, { type: 'peer', id: other.id, port: port1 }, [port1]);
       this.tell(other.worker, { type: 'peer', id: slot.id, port: port2 }, [port2]);
+    }
+    if (this.relay !== undefined) {
+      const { port1, port2 } = new MessageChannel();
+      this.relay.attach(slot.id, port1);
+      this.tell(worker, { type: 'relay', port: port2 }, [port2]);
     }
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -167,6 +182,7 @@ export class Primary {
     Atomics.store(this.connections, slot.id, 0);
     this.bytes.forget(slot.id);
     this.metrics.forget(slot.id);
+    this.relay?.detach(slot.id);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
     if (how === 'terminate') void worker.terminate();
     else if (how === 'abort' || how === 'abandon') {
@@ -238,6 +254,7 @@ export class Primary {
         await worker.terminate();
       }),
     );
+    await this.relay?.close();
     this.o.logger.info({ port: this.port }, 'cluster closed');
   }
 }

@@ -21,11 +21,17 @@ export interface WorkerData {
   /** Int32Array over it: a counter per worker id each worker bumps while its event loop turns. */
   heartbeats: SharedArrayBuffer;
   heartbeatEvery: number;
+  /** 6 random bytes shared by the workers of this process (their broker buses' origins, thread-bus.ts). */
+  processId: Uint8Array;
+  /** The primary relays to a broker (cluster({ bus })): a 'relay' port follows. */
+  relay: boolean;
 }
 
 export type ToWorker =
   | { type: 'peer'; id: number; port: MessagePort }
   | { type: 'peer-gone'; id: number }
+  /** This worker's port to the primary's broker relay (relay.ts). */
+  | { type: 'relay'; port: MessagePort }
   | { type: 'close'; timeout: number }
   /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
   | { type: 'abort' }

@@ -7,14 +7,25 @@
 // event-loop turn (one postMessage per peer per turn, not per publish), and a large message
 // bound for several workers is copied once into shared memory that each of them reads.
 // Open connections are counted in a SharedArrayBuffer slot per worker.
+//
+// With a broker (docs/cluster.md, "With a broker"), either the worker's own broker bus is
+// composed with this one (compose(): each worker connects), or the primary holds the one
+// broker connection and is one more peer, the relay (addRelay(): it gets every publish and
+// this worker's counts, and sends back the broker's messages and the other servers' counts).
 import type { MessagePort } from 'node:worker_threads';
-import type { Bus, BusDelivery, BusMessage } from '../realtime/bus/index.ts';
+import type { Bus, BusDelivery, BusHost, BusMessage } from '../realtime/bus/index.ts';
 
 /** Messages at least this long are copied once into shared memory when several workers get them. */
 export const SHARE_THRESHOLD = 1024;
 
-const PUBLISH = 0;
-const COUNT = 1;
+/** Entries of a batch between threads (the relay in relay.ts speaks the same). */
+export const PUBLISH = 0;
+export const COUNT = 1;
+/** From the relay only: [READY, connected]: the primary's broker connection went up or down. */
+export const READY = 2;
+
+/** The relay's peer id: workers are 1-based. */
+const RELAY = 0;
 
 interface Peer {
   readonly id: number;
@@ -30,6 +41,8 @@ export interface ThreadBusStats {
   sent: number;
   /** Messages received from other workers and delivered here. */
   received: number;
+  /** Messages from the broker handed to this worker by the primary's relay (cluster({ bus })). */
+  relayed: number;
 }
 
 export class ThreadBus implements Bus {
@@ -39,7 +52,7 @@ export class ThreadBus implements Bus {
   private readonly local = new Map<string, number>();
   private readonly dirty = new Set<string>();
   private flushQueued = false;
-  readonly stats: ThreadBusStats = { sent: 0, received: 0 };
+  readonly stats: ThreadBusStats = { sent: 0, received: 0, relayed: 0 };
   private readonly flush = (): void => this.flushNow();
 
   /** This worker's id (1-based), its slot in `connectionSlots`. */
@@ -47,23 +60,56 @@ export class ThreadBus implements Bus {
   /** Open connections per worker, shared by every thread of the cluster. */
   private readonly connectionSlots: Int32Array;
 
-  constructor(id: number, connectionSlots: Int32Array) {
+  /** The workers of this process share it: their broker buses drop each other's echoes (compose()). */
+  private readonly processId: Uint8Array | undefined;
+
+  constructor(id: number, connectionSlots: Int32Array, processId?: Uint8Array) {
     this.id = id;
     this.connectionSlots = connectionSlots;
+    this.processId = processId;
   }
 
   /** Another bus (a broker) this one also forwards to and hears from (docs/cluster.md, "With a broker"). */
   private outer: Bus | undefined;
+  /** The primary's relay to the broker, when cluster({ bus }) was given (relay.ts). */
+  private relay: Peer | undefined;
+  private relayReady = false;
 
-  /** Before start(): also publish to, and hear from, `outer`. */
+  /**
+   * Before start(): also publish to, and hear from, `outer` (this worker's own broker
+   * connection). The other workers of this process are reached through the mesh, so `outer`
+   * is told to drop what they publish when the broker hands it back (Bus.shareOrigin).
+   */
   compose(outer: Bus): void {
     if (this.deliver !== null) throw new Error('compose() must come before start()');
     this.outer = outer;
+    if (this.processId !== undefined) outer.shareOrigin?.(this.processId, this.id);
   }
 
-  start(deliver: BusDelivery): void | Promise<void> {
+  start(deliver: BusDelivery, host?: BusHost): void | Promise<void> {
     this.deliver = deliver;
-    return this.outer?.start(deliver);
+    return this.outer?.start(deliver, host);
+  }
+
+  /** True while the broker is reachable (this worker's own connection, or the primary's); true without a broker. */
+  ready(): boolean {
+    if (this.outer !== undefined) return this.outer.ready?.() ?? true;
+    return this.relay === undefined || this.relayReady;
+  }
+
+  /**
+   * The primary relays to the broker (cluster({ bus })): it gets every publish of this worker
+   * and its subscriber counts, and sends back what the broker delivered for this worker's
+   * topics, the other servers' counts, and whether it is connected.
+   */
+  addRelay(port: MessagePort): void {
+    if (this.relay !== undefined) this.relay.port.close();
+    const relay: Peer = { id: RELAY, port, counts: new Map(), queue: [] };
+    this.relay = relay;
+    port.on('message', (batch: unknown[]) => this.receive(relay, batch));
+    port.unref();
+    for (const [topic, count] of this.local) relay.queue.push(COUNT, topic, count);
+    this.schedule();
   }
 
   /** A new worker joined: tell it what we are subscribed to, and listen to it. */
@@ -87,13 +133,16 @@ export class ThreadBus implements Bus {
 
   publish(topic: string, message: BusMessage, isBinary: boolean): void {
     this.outer?.publish(topic, message, isBinary);
-    let targets = 0;
+    const relay = this.relay;
+    let targets = relay === undefined ? 0 : 1;
     for (const peer of this.peers.values()) if (peer.counts.has(topic)) targets++;
     if (targets === 0) return;
     const payload = portable(message, targets);
     for (const peer of this.peers.values()) {
       if (peer.counts.has(topic)) peer.queue.push(PUBLISH, topic, payload, isBinary);
     }
+    // The relay gets every publish: the other servers' interest is the broker's business.
+    if (relay !== undefined) relay.queue.push(PUBLISH, topic, payload, isBinary);
     this.stats.sent += targets;
     this.schedule();
   }
@@ -114,8 +163,10 @@ export class ThreadBus implements Bus {
   }
 
   subscribers(topic: string): number {
-    let total = this.local.get(topic) ?? 0;
+    // A composed broker bus counts this worker and the other servers (its host is this worker's hub).
+    let total = this.outer?.subscribers?.(topic) ?? this.local.get(topic) ?? 0;
     for (const peer of this.peers.values()) total += peer.counts.get(topic) ?? 0;
+    if (this.relay !== undefined) total += this.relay.counts.get(topic) ?? 0;
     return total;
   }
 
@@ -133,6 +184,7 @@ export class ThreadBus implements Bus {
     this.flushNow();
     Atomics.store(this.connectionSlots, this.id, 0);
     for (const id of [...this.peers.keys()]) this.removePeer(id);
+    this.relay?.port.close();
     await this.outer?.close();
   }
 
@@ -140,9 +192,13 @@ export class ThreadBus implements Bus {
     const deliver = this.deliver;
     for (let i = 0; i < batch.length; ) {
       if (batch[i] === PUBLISH) {
-        this.stats.received++;
+        if (peer === this.relay) this.stats.relayed++;
+        else this.stats.received++;
         if (deliver !== null) deliver(batch[i + 1] as string, batch[i + 2] as BusMessage, batch[i + 3] as boolean);
         i += 4;
+      } else if (batch[i] === READY) {
+        this.relayReady = batch[i + 1] === true;
+        i += 2;
       } else {
         const topic = batch[i + 1] as string;
         const count = batch[i + 2] as number;
@@ -166,16 +222,20 @@ export class ThreadBus implements Bus {
       for (const topic of this.dirty) {
         const count = this.local.get(topic) ?? 0;
         for (const peer of this.peers.values()) peer.queue.push(COUNT, topic, count);
+        this.relay?.queue.push(COUNT, topic, count);
       }
       this.dirty.clear();
     }
-    for (const peer of this.peers.values()) {
-      if (peer.queue.length === 0) continue;
-      const batch = peer.queue;
-      peer.queue = [];
-      peer.port.postMessage(batch);
-    }
+    for (const peer of this.peers.values()) send(peer);
+    if (this.relay !== undefined) send(this.relay);
   }
+}
+
+function send(peer: Peer): void {
+  if (peer.queue.length === 0) return;
+  const batch = peer.queue;
+  peer.queue = [];
+  peer.port.postMessage(batch);
 }
 
 const encoder = new TextEncoder();
@@ -186,7 +246,7 @@ const encoder = new TextEncoder();
  * them instead. A view over part of a larger buffer (a pooled Buffer) is cut to its bytes:
  * structured clone would copy the whole backing buffer.
  */
-function portable(message: BusMessage, targets: number): BusMessage {
+export function portable(message: BusMessage, targets: number): BusMessage {
   if (typeof message === 'string') {
     if (targets < 2 || message.length < SHARE_THRESHOLD) return message;
     const bytes = new Uint8Array(new SharedArrayBuffer(Buffer.byteLength(message)));

@@ -27,7 +27,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       parent.postMessage({ ...message, error: new Error(error instanceof Error ? error.message : String(error)) });
     }
   };
-  const bus = new ThreadBus(data.id, new Int32Array(data.connections));
+  const bus = new ThreadBus(data.id, new Int32Array(data.connections), data.processId);
   // app.static() files: held once for the whole cluster (static-bytes.ts).
   const bytes = new WorkerByteStore((message) => parent.postMessage(message));
   installByteStore(bytes);
@@ -39,6 +39,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     workers: data.workers,
     claimBus(app: object, own: Bus | undefined): Bus | undefined {
       if (owner !== undefined) return own; // a second App in the worker: not part of the cluster's pub/sub
+      if (own !== undefined && data.relay) throw new Error('cluster({ bus }) relays for every worker: the App must not have a bus option too (pick one, docs/cluster.md "With a broker")');
       owner = app;
       if (own !== undefined) bus.compose(own);
       return bus;
@@ -77,6 +78,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     else if (message.type === 'metrics-collect' || message.type === 'metrics-gathered') metrics.handle(message);
     else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
+    else if (message.type === 'relay') bus.addRelay(message.port);
     else if (message.type === 'abort') {
       abort();
       setImmediate(() => process.exit(1)); // a turn for uWS to finish closing its sockets

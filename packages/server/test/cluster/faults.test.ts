@@ -85,4 +85,6 @@ test('bad options and a missing factory are refused before anything starts', asy
   await assert.rejects(startClusterInProcess({ signals: 'SIGTERM' as never }, factory), /signals must be/);
   await assert.rejects(startClusterInProcess({}, undefined as never), /needs a factory function/);
   await assert.rejects(startClusterInProcess(null as never, factory), /options must be an object/);
+  await assert.rejects(startClusterInProcess({ bus: 'redis' as never }, factory), /bus must be a Bus/);
+  await assert.rejects(startClusterInProcess({ bus: { publish() {} } as never }, factory), /bus must be a Bus/);
 });

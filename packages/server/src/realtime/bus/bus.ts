@@ -58,6 +58,14 @@ export interface Bus {
   connectionCount?(count: number): void;
   /** Open WebSocket connections on the whole bus, this process included, when the transport can tell. */
   connections?(): number | undefined;
+  /**
+   * Optional, for cluster() workers that each connect to the broker (docs/cluster.md): the
+   * workers of one process share `processId` (6 bytes); a bus drops what any of them
+   * published, since the in-process mesh already delivered it. Called before start().
+   */
+  shareOrigin?(processId: Uint8Array, member: number): void;
+  /** Optional, for a cluster's primary relay: subscribers per topic on the other servers. */
+  remoteCounts?(): Map<string, number>;
   /** Stops: unsubscribes and disconnects. Called when the app closes, after its sockets. */
   close(): void | Promise<void>;
 }

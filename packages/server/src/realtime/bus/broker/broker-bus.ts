@@ -6,7 +6,7 @@
 // subscriber counts (docs/scaling.md).
 import type { Bus, BusDelivery, BusHost, BusMessage } from '../bus.ts';
 import { silentLogger, type Logger } from '../../../app/logger.ts';
-import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, sentBy } from './frame.ts';
+import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
 
@@ -100,6 +100,8 @@ export function brokerBusOptions(where: string, options: Record<string, unknown>
 
 export class BrokerBus implements Bus {
   private readonly origin = newOrigin();
+  /** How much of a frame's origin marks it as ours: all of it, or the process part in a cluster worker. */
+  private echoBytes = this.origin.byteLength;
   private readonly options: ReturnType<typeof brokerBusOptions>;
   private readonly outbox: Outbox;
   private readonly presence = new Presence();
@@ -198,6 +200,23 @@ export class BrokerBus implements Bus {
     if (add.length > 0 || remove.length > 0) this.announceSoon();
   };
 
+  /**
+   * In a cluster() worker (thread-bus.ts): this bus's origin becomes the process's id plus the
+   * worker's, and frames from any worker of this process are dropped on arrival (the mesh
+   * already delivered them), presence included. Before start().
+   */
+  shareOrigin(processId: Uint8Array, member: number): void {
+    if (this.deliver !== null) throw new Error('shareOrigin() must come before start()');
+    this.origin.set(processId.subarray(0, PROCESS_BYTES));
+    this.origin.writeUInt16BE(member & 0xffff, PROCESS_BYTES);
+    this.echoBytes = PROCESS_BYTES;
+  }
+
+  /** Subscribers per topic on the other servers, as last announced (the cluster's primary relay). */
+  remoteCounts(): Map<string, number> {
+    return this.presence.totals();
+  }
+
   /** Subscribers of `topic` on every server: exact here, as of each server's last announcement elsewhere. */
   subscribers(topic: string): number | undefined {
     if (this.options.presenceInterval === false || this.host === null) return undefined;
@@ -278,7 +297,7 @@ export class BrokerBus implements Bus {
     if (topic !== null) this.received++;
     const problem = checkFrame(frame, this.options.maxMessageSize);
     if (problem !== null) return this.reject(topic, problem);
-    if (sentBy(frame, this.origin)) return; // the broker's echo of our own publish
+    if (sentBy(frame, this.origin, this.echoBytes)) return; // the broker's echo of our own (or a sibling worker's) publish
     const kind = frame[2]!;
     if (topic === null) {
       if (kind !== FrameKind.Presence) return this.reject(topic, 'a message on the presence channel');

@@ -8,6 +8,12 @@ export const FRAME_MAGIC = 0x54; // 'T'
 export const FRAME_VERSION = 1;
 export const HEADER_BYTES = 11;
 export const ORIGIN_BYTES = 8;
+/**
+ * The first 6 bytes of an origin name the process: the worker threads of one cluster() process
+ * share them (each adds its worker id), so a worker drops what its siblings published (they
+ * already delivered it through the in-process mesh). A lone server's 8 bytes are all random.
+ */
+export const PROCESS_BYTES = 6;
 
 export const FrameKind = { Text: 0, Binary: 1, Presence: 2 } as const;
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
@@ -51,9 +57,9 @@ export function checkFrame(frame: Uint8Array, maxPayload: number): string | null
   return null;
 }
 
-/** True when the frame was sent by `origin` (the broker echoed our own message back). */
-export function sentBy(frame: Uint8Array, origin: Buffer): boolean {
-  for (let i = 0; i < ORIGIN_BYTES; i++) if (frame[3 + i] !== origin[i]) return false;
+/** True when the frame was sent by `origin` (the broker echoed our own message back), comparing its first `bytes`. */
+export function sentBy(frame: Uint8Array, origin: Buffer, bytes: number = ORIGIN_BYTES): boolean {
+  for (let i = 0; i < bytes; i++) if (frame[3 + i] !== origin[i]) return false;
   return true;
 }
 

@@ -35,6 +35,20 @@ export class Presence {
     return total;
   }
 
+  /** Subscribers per topic on the other servers, every topic (the cluster's primary relay hands them to its workers). */
+  totals(): Map<string, number> {
+    const totals = new Map<string, number>();
+    const now = Date.now();
+    for (const [origin, peer] of this.peers) {
+      if (peer.expires < now) {
+        this.peers.delete(origin);
+        continue;
+      }
+      for (const [topic, count] of peer.counts) totals.set(topic, (totals.get(topic) ?? 0) + count);
+    }
+    return totals;
+  }
+
   /** Number of other servers heard from recently. */
   get servers(): number {
     const now = Date.now();

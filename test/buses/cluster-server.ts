@@ -1,0 +1,66 @@
+// A cluster() process on a broker, as a user would write it (cluster-buses.test.ts starts two):
+// MODE=per-worker gives each worker's App its own broker bus (new App({ bus })), MODE=primary
+// gives the bus to cluster() (the primary relays), MODE=both gives both (refused). KIND=redis|nats, URL, WORKERS. The primary
+// prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
+// the workers answer WebSocket requests (who, pub, crash, stats, counts).
+import { threadId } from 'node:worker_threads';
+// From the source, like clusterWorker() below (one module instance); the broker buses come from
+// the packages and are used through the Bus interface.
+import { App, cluster, jsonLogger, type Bus, type BrokerBus } from '../../packages/server/src/index.ts';
+import { redisBus } from '@tachyon/redis';
+import { natsBus } from '@tachyon/nats';
+import { clusterWorker } from '../../packages/server/src/cluster/context.ts';
+
+const env = process.env;
+const makeBus = (): BrokerBus => {
+  const options = { presenceInterval: 200, logger: jsonLogger('info') };
+  return (env.KIND === 'nats' ? natsBus({ servers: env.URL!, ...options }) : redisBus({ url: env.URL!, ...options })) as unknown as BrokerBus;
+};
+const relayBus = env.MODE === 'primary' || env.MODE === 'both' ? makeBus() : undefined;
+
+const server = await cluster(
+  { workers: 2, port: 0, host: '127.0.0.1', bus: relayBus as Bus | undefined, logger: jsonLogger('info'), restartDelay: 50, shutdownTimeout: 2000 },
+  () => {
+    const own = env.MODE === 'primary' ? undefined : makeBus();
+    const app = new App({ bus: own, logger: jsonLogger('warn') });
+    const timers = new Set<NodeJS.Timeout>();
+    app.ws('/ws', {
+      events: {
+        who: { handler: () => ({ worker: app.worker, thread: threadId }) },
+        // n publishes of { from, seq }; with `every` (ms), one per tick in the background.
+        pub: {
+          handler: (_socket, d: any) => {
+            const send = (seq: number) => app.publish(d.topic, 'n', { from: d.from, seq });
+            if (!d.every) {
+              for (let i = 0; i < d.n; i++) send((d.start ?? 0) + i);
+              return true;
+            }
+            let seq = 0;
+            const timer = setInterval(() => {
+              send(seq++);
+              if (seq >= d.n) (clearInterval(timer), timers.delete(timer));
+            }, d.every);
+            timers.add(timer);
+            return true;
+          },
+        },
+        crash: {
+          handler: () => {
+            setTimeout(() => {
+              throw new Error('worker bug');
+            }, 10);
+            return true;
+          },
+        },
+        counts: { handler: (_socket, topic: string) => ({ local: app.subscribers(topic), cluster: app.cluster.subscribers(topic) }) },
+        stats: { handler: () => ({ worker: app.worker, ready: app.busReady, thread: clusterWorker()?.stats(), broker: own?.stats() ?? null }) },
+      },
+    });
+    return app;
+  },
+);
+process.on('message', (m: { id: number; op: string }) => {
+  if (m.op === 'stats') process.send!({ id: m.id, result: relayBus?.stats() ?? null });
+});
+process.on('disconnect', () => void server.close({ timeout: 1000 }).then(() => process.exit(0)));
+console.log(JSON.stringify({ ready: server.port, workers: server.workers }));

@@ -1,0 +1,315 @@
+// cluster() with a broker (docs/cluster.md, "With a broker"): two processes of two worker
+// threads each, on a real redis-server and a real nats-server, in both designs: each worker
+// connects to the broker (its bus composed with the in-process mesh), or the primary relays
+// (one broker connection per process). Real WebSocket clients, one on each of the 4 workers.
+import assert from 'node:assert/strict';
+import { fork, type ChildProcess } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { connect, type Live } from '@tachyon/client';
+import { NatsBroker, RedisBroker, type Broker } from './brokers.ts';
+import { range, sleep, waitFor } from './node.ts';
+
+const SERVER = fileURLToPath(new URL('./cluster-server.ts', import.meta.url));
+type Mode = 'per-worker' | 'primary' | 'both';
+type Kind = 'redis' | 'nats';
+
+interface Stats {
+  worker: number;
+  ready: boolean;
+  thread: { sent: number; received: number; relayed: number };
+  broker: { connected: boolean; received: number; delivered: number; topics: number } | null;
+}
+
+/** One cluster process (cluster-server.ts): its port, its primary's relay stats, its log. */
+class ClusterProcess {
+  readonly log: any[] = [];
+  port = 0;
+  private readonly proc: ChildProcess;
+  private next = 1;
+  private readonly waiting = new Map<number, (v: any) => void>();
+  private constructor(proc: ChildProcess) {
+    this.proc = proc;
+  }
+  static start(kind: Kind, mode: Mode, url: string): Promise<ClusterProcess> {
+    const proc = fork(SERVER, [], { env: { ...process.env, KIND: kind, MODE: mode, URL: url, WORKERS: '2' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const cp = new ClusterProcess(proc);
+    proc.on('message', (m: { id: number; result: unknown }) => (cp.waiting.get(m.id)?.(m.result), cp.waiting.delete(m.id)));
+    return new Promise((resolve, reject) => {
+      let buffered = '';
+      const read = (d: Buffer) => {
+        buffered += d.toString();
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          let parsed: any = line;
+          try {
+            parsed = JSON.parse(line);
+          } catch {}
+          cp.log.push(parsed);
+          if (parsed?.ready !== undefined) {
+            cp.port = parsed.ready;
+            resolve(cp);
+          }
+        }
+      };
+      proc.stdout!.on('data', read);
+      proc.stderr!.on('data', read);
+      proc.once('exit', (code) => reject(new Error(`cluster exited with ${code}:\n${cp.log.map((l) => JSON.stringify(l)).join('\n')}`)));
+    });
+  }
+  /** The primary's relay bus counters (primary mode), null otherwise. */
+  relayStats(): Promise<Stats['broker']> {
+    const id = this.next++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.proc.send({ id, op: 'stats' });
+    });
+  }
+  /** One client on each worker, by worker id (connections are dealt round-robin). */
+  async clients(): Promise<Map<number, Live>> {
+    const byWorker = new Map<number, Live>();
+    for (let i = 0; i < 12 && byWorker.size < 2; i++) {
+      const live = connect(`ws://127.0.0.1:${this.port}/ws`);
+      const { worker } = (await live.request('who')) as { worker: number };
+      if (byWorker.has(worker)) live.close();
+      else byWorker.set(worker, live);
+    }
+    assert.equal(byWorker.size, 2, 'a client on each worker');
+    return byWorker;
+  }
+  async stop(): Promise<void> {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    const gone = new Promise((r) => this.proc.once('exit', r));
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 8000);
+    await gone;
+    clearTimeout(timer);
+  }
+}
+
+interface Got {
+  topic: string;
+  from: string;
+  seq: number;
+}
+
+/** A client on one worker of one process, recording what it receives. */
+class Node {
+  readonly got: Got[] = [];
+  readonly name: string;
+  readonly live: Live;
+  private readonly off: (() => void)[] = [];
+  constructor(name: string, live: Live) {
+    this.name = name;
+    this.live = live;
+  }
+  subscribe(topic: string): void {
+    this.off.push(this.live.subscribe(topic, (_event, d: any) => this.got.push({ topic, from: d.from, seq: d.seq })));
+  }
+  unsubscribeAll(): void {
+    for (const off of this.off.splice(0)) off();
+  }
+  seqs(topic: string, from: string): number[] {
+    return this.got.filter((g) => g.topic === topic && g.from === from).map((g) => g.seq);
+  }
+  count(topic: string): number {
+    return this.got.filter((g) => g.topic === topic).length;
+  }
+  pub(topic: string, n: number, extra: Record<string, unknown> = {}): Promise<unknown> {
+    return this.live.request('pub', { topic, n, from: this.name, ...extra });
+  }
+  stats(): Promise<Stats> {
+    return this.live.request('stats') as Promise<Stats>;
+  }
+  counts(topic: string): Promise<{ local: number; cluster: number }> {
+    return this.live.request('counts', topic) as Promise<{ local: number; cluster: number }>;
+  }
+}
+
+async function startAll(kind: Kind, mode: Mode, broker: Broker): Promise<{ procs: ClusterProcess[]; nodes: Node[] }> {
+  const procs = await Promise.all([0, 1].map(() => ClusterProcess.start(kind, mode, broker.url)));
+  const nodes: Node[] = [];
+  for (const [p, proc] of procs.entries()) for (const [w, live] of [...(await proc.clients())].sort((a, b) => a[0] - b[0])) nodes.push(new Node(`P${p + 1}W${w}`, live));
+  return { procs, nodes };
+}
+
+/** Every worker counts `expected` subscribers of `topic` over both processes. */
+async function clusterCount(nodes: Node[], topic: string, expected: number): Promise<void> {
+  await waitFor(async () => (await Promise.all(nodes.map((n) => n.counts(topic)))).every((c) => c.cluster === expected), `${expected} subscribers of ${topic} everywhere`);
+}
+
+/** What each process took from the broker on topic channels: per worker (per-worker mode) or its primary's. */
+async function brokerReceived(mode: Mode, procs: ClusterProcess[], nodes: Node[]): Promise<number[]> {
+  if (mode === 'primary') return Promise.all(procs.map(async (p) => (await p.relayStats())!.received));
+  return Promise.all(nodes.map(async (n) => (await n.stats()).broker!.received));
+}
+
+async function connected(mode: Mode, procs: ClusterProcess[], nodes: Node[]): Promise<boolean> {
+  if (mode === 'primary' && !(await Promise.all(procs.map((p) => p.relayStats()))).every((s) => s!.connected)) return false;
+  return (await Promise.all(nodes.map((n) => n.stats()))).every((s) => s.ready);
+}
+
+for (const kind of ['redis', 'nats'] as const) {
+  for (const mode of ['per-worker', 'primary'] as const) {
+    const startBroker = (): Promise<Broker> => (kind === 'redis' ? RedisBroker.start() : NatsBroker.start());
+
+    describe(`cluster() on ${kind}, ${mode}: 2 processes x 2 workers`, () => {
+      let broker: Broker;
+      let procs: ClusterProcess[] = [];
+      let nodes: Node[] = [];
+      before(async () => {
+        broker = await startBroker();
+        ({ procs, nodes } = await startAll(kind, mode, broker));
+        await waitFor(() => connected(mode, procs, nodes), 'every bus connected');
+      });
+      after(async () => {
+        for (const n of nodes) n.live.close();
+        await Promise.all(procs.map((p) => p.stop()));
+        await broker?.dispose();
+      });
+
+      test('a publish on any worker reaches all 4 workers exactly once, in order; counts are cluster-wide', async () => {
+        for (const n of nodes) n.subscribe('fan');
+        await clusterCount(nodes, 'fan', 4);
+        await sleep(100); // the broker subscriptions (batched per turn) are in place
+        await Promise.all(nodes.map((n) => n.pub('fan', 200)));
+        await waitFor(() => nodes.every((n) => n.count('fan') >= 800), 'every delivery', 15_000);
+        await sleep(300); // a duplicate (an echo through the broker) would have arrived by now
+        for (const n of nodes) {
+          assert.equal(n.count('fan'), 800, `${n.name}: 4 publishers x 200`);
+          for (const from of nodes) assert.deepEqual(n.seqs('fan', from.name), range(200), `${n.name} from ${from.name}: once, in order`);
+        }
+        for (const n of nodes) n.unsubscribeAll();
+        await clusterCount(nodes, 'fan', 0);
+      });
+
+      test('interest: a process (or worker) without subscribers of a topic receives nothing of it from the broker', async () => {
+        const [p1w1, p1w2, p2w1, p2w2] = nodes as [Node, Node, Node, Node];
+        p1w1.subscribe('quiet');
+        await clusterCount(nodes, 'quiet', 1);
+        await sleep(100);
+        const before = await brokerReceived(mode, procs, nodes);
+        const relayedBefore = (await p1w2.stats()).thread.relayed;
+        await p2w1.pub('quiet', 50);
+        await p2w2.pub('quiet', 50, { start: 50 });
+        await waitFor(() => p1w1.count('quiet') === 100, 'the subscriber got both');
+        await sleep(200);
+        const afterwards = await brokerReceived(mode, procs, nodes);
+        if (mode === 'primary') {
+          assert.equal(afterwards[0]! - before[0]!, 100, 'P1 (one subscriber) took each message once from the broker');
+          assert.equal(afterwards[1], before[1], 'P2 (no subscribers) took nothing');
+          assert.equal((await p1w2.stats()).thread.relayed, relayedBefore, 'the relay handed nothing to the worker without subscribers');
+        } else {
+          assert.equal(afterwards[0]! - before[0]!, 100, 'P1W1 (the subscriber) took each message once');
+          assert.deepEqual(afterwards.slice(1), before.slice(1), 'the workers without subscribers took nothing');
+        }
+        assert.deepEqual(p1w1.seqs('quiet', 'P2W1'), range(50));
+        assert.deepEqual(p1w1.seqs('quiet', 'P2W2'), range(50, 50));
+        assert.equal(p1w2.count('quiet') + p2w1.count('quiet') + p2w2.count('quiet'), 0);
+        p1w1.unsubscribeAll();
+      });
+
+      test('the broker restarts under traffic: each process resubscribes; no duplicates, order kept; in-process traffic goes on', async () => {
+        for (const n of nodes) n.subscribe('live');
+        await clusterCount(nodes, 'live', 4);
+        await sleep(100);
+        const [p1w1, p1w2] = nodes as [Node, Node, Node, Node];
+        await p1w1.pub('live', 300, { every: 10 }); // ~3 s of traffic from P1W1
+        await sleep(600);
+        await broker.restart(300);
+        await waitFor(() => p1w2.count('live') >= 300, 'the stream, through the mesh', 15_000);
+        await waitFor(() => connected(mode, procs, nodes), 'reconnected', 15_000);
+        for (const n of nodes) {
+          const seqs = n.seqs('live', 'P1W1');
+          assert.deepEqual(seqs, [...new Set(seqs)].sort((a, b) => a - b), `${n.name}: no duplicate, in order`);
+        }
+        assert.deepEqual(p1w1.seqs('live', 'P1W1'), range(300), 'local: all of it');
+        assert.deepEqual(p1w2.seqs('live', 'P1W1'), range(300), 'the sibling worker: all of it (mesh)');
+        // After the restart: every current topic was subscribed again, by itself.
+        const p2w2 = nodes[3]!;
+        await waitFor(async () => {
+          await p2w2.pub('live', 1, { start: 1000 + p2w2.count('live') });
+          await sleep(100);
+          return nodes.every((n) => n.seqs('live', 'P2W2').length > 0);
+        }, 'traffic across processes again', 15_000);
+        const mark = nodes.map((n) => n.seqs('live', 'P2W2').length);
+        await p2w2.pub('live', 100, { start: 5000 });
+        await waitFor(() => nodes.every((n, i) => n.seqs('live', 'P2W2').length >= mark[i]! + 100), 'the burst after the restart', 15_000);
+        await sleep(200);
+        for (const n of nodes) assert.deepEqual(n.seqs('live', 'P2W2').filter((s) => s >= 5000), range(100, 5000), `${n.name}: after the restart, once, in order`);
+        for (const n of nodes) n.unsubscribeAll();
+      });
+    });
+
+    describe(`cluster() on ${kind}, ${mode}: the broker is down at start`, () => {
+      let broker: Broker;
+      let procs: ClusterProcess[] = [];
+      let nodes: Node[] = [];
+      after(async () => {
+        for (const n of nodes) n.live.close();
+        await Promise.all(procs.map((p) => p.stop()));
+        await broker?.dispose();
+      });
+
+      test('serves in-process traffic at once, is not ready, connects when the broker comes', async () => {
+        broker = kind === 'redis' ? await RedisBroker.unstarted() : await NatsBroker.unstarted();
+        ({ procs, nodes } = await startAll(kind, mode, broker));
+        const [p1w1, p1w2, p2w1] = nodes as [Node, Node, Node, Node];
+        for (const n of nodes) n.subscribe('early');
+        await waitFor(async () => (await p1w1.counts('early')).cluster >= 2, 'the sibling worker counted');
+        await p1w1.pub('early', 20);
+        await waitFor(() => p1w2.count('early') === 20 && p1w1.count('early') === 20, 'in-process delivery without a broker');
+        assert.ok((await Promise.all(nodes.map((n) => n.stats()))).every((s) => !s.ready), 'not ready while the broker is away');
+        await broker.start();
+        await waitFor(() => connected(mode, procs, nodes), 'connected once the broker is up', 15_000);
+        await clusterCount(nodes, 'early', 4);
+        await sleep(100);
+        await p2w1.pub('early', 50, { start: 100 });
+        await waitFor(() => nodes.every((n) => n.seqs('early', 'P2W1').length >= 50), 'across processes', 15_000);
+        await sleep(200);
+        for (const n of nodes) assert.deepEqual(n.seqs('early', 'P2W1'), range(50, 100), `${n.name}: once, in order`);
+        assert.ok(procs.every((p) => p.log.some((l) => /bus connected/.test(String(l?.msg ?? '')))), 'logged');
+      });
+    });
+  }
+}
+
+test('a bus on cluster() and on the App too is refused at startup, with the reason', async () => {
+  // The check happens in the worker before anything connects: no broker is needed.
+  await assert.rejects(ClusterProcess.start('redis', 'both', 'redis://127.0.0.1:1'), /the App must not have a bus option too/);
+});
+
+describe('cluster() on redis, primary: a worker dies', () => {
+  let broker: Broker;
+  let procs: ClusterProcess[] = [];
+  let nodes: Node[] = [];
+  after(async () => {
+    for (const n of nodes) n.live.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await broker?.dispose();
+  });
+
+  test("the relay forgets the dead worker's subscribers; its replacement is relayed to", async () => {
+    broker = await RedisBroker.start();
+    ({ procs, nodes } = await startAll('redis', 'primary', broker));
+    await waitFor(() => connected('primary', procs, nodes), 'every bus connected');
+    const [p1w1, p1w2, p2w1] = nodes as [Node, Node, Node, Node];
+    p1w1.subscribe('r');
+    p1w2.subscribe('r');
+    await clusterCount(nodes, 'r', 2);
+    await p1w2.live.request('crash');
+    // Its client reconnects (to either worker of P1) and subscribes again: still 2, not 3.
+    await waitFor(async () => (await p1w2.stats().catch(() => null)) !== null, 'the client back');
+    await clusterCount([p1w1, p2w1], 'r', 2);
+    await sleep(500); // a stale count of the dead worker would show by now
+    assert.equal((await p2w1.counts('r')).cluster, 2, 'no count left behind by the dead worker');
+    assert.equal((await procs[0]!.relayStats())!.topics, 1);
+    await p2w1.pub('r', 20);
+    await waitFor(() => p1w1.count('r') === 20 && p1w2.count('r') === 20, 'both P1 subscribers', 15_000);
+    await sleep(200);
+    assert.deepEqual(p1w2.seqs('r', 'P2W1'), range(20));
+    assert.ok(procs[0]!.log.some((l) => /worker uncaught exception: replacing it/.test(String(l?.msg ?? ''))), 'the death was logged');
+  });
+});
