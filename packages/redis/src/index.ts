@@ -18,3 +18,4 @@ export function redisBus(options: RedisBusOptions = {}): BrokerBus {
   for (const k of BUS_OPTIONS) if (options[k] !== undefined) (busOptions as Record<string, unknown>)[k] = options[k];
   return new BrokerBus(new RedisTransport(settings), busOptions);
 }
+export { redisHistory, RedisHistoryStore, type RedisHistoryOptions } from './history.ts';

@@ -168,7 +168,7 @@ export class App extends Router {
    */
   topic(pattern: string, options: TopicOptions): this {
     if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
-    this.hub.topics.define(pattern, options);
+    this.hub.defineTopic(pattern, options);
     return this;
   }
 
