@@ -321,9 +321,8 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       } else {
         const t = topics.get(m.topic);
         if (!t) return;
-        if (typeof m.offset === 'number') {
-          // A position already seen in this epoch is a duplicate: never delivered twice.
-          if (m.epoch === t.p && m.offset <= t.o!) return;
+        // History topics: the position to resume from (the highest offset seen in this epoch).
+        if (typeof m.offset === 'number' && (m.epoch !== t.p || m.offset > t.o!)) {
           t.o = m.offset;
           t.p = m.epoch;
         }
