@@ -54,7 +54,7 @@ export class WsHub {
    */
   defineTopic(pattern: string, options: TopicOptions): void {
     const h = options?.history;
-    if (h?.store?.shared !== true && h !== undefined && this.remote !== null) {
+    if (h !== undefined && h.store?.shared !== true && (h.store !== undefined || !this.history.sharedDefault) && this.remote !== null) {
       throw new TypeError(`topic ${pattern}: history with a bus (cluster(), Redis, NATS) needs a store all processes share, e.g. history: { size, store: redisHistory({ url }) } from @tachyon/redis (docs/history.md)`);
     }
     this.topics.define(pattern, options);

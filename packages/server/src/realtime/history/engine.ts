@@ -39,9 +39,22 @@ export class HistoryEngine {
     this.logger = logger;
   }
 
-  /** The store of a history topic: its own, or this process's memory. */
+  /** In a cluster() worker: the primary's memory store, shared by every worker. */
+  private fallback: HistoryStore | null = null;
+
+  /** Makes `store` the default (a cluster worker's App without a bus of its own). */
+  useDefault(store: HistoryStore): void {
+    this.fallback = store;
+  }
+
+  /** True when topics without a store of their own share their history with the other processes. */
+  get sharedDefault(): boolean {
+    return this.fallback !== null;
+  }
+
+  /** The store of a history topic: its own, the cluster's, or this process's memory. */
   storeFor(h: Readonly<HistoryOptions>): HistoryStore {
-    return h.store ?? (this.memory ??= new MemoryHistoryStore());
+    return h.store ?? this.fallback ?? (this.memory ??= new MemoryHistoryStore());
   }
 
   /** True while some recovery waits for an asynchronous read: deliveries are then recorded. */
