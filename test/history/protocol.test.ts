@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { App, type Bus } from '../../packages/server/src/index.ts';
+import { natsBus } from '../../packages/nats/src/index.ts';
+import { redisBus, redisHistory } from '../../packages/redis/src/index.ts';
 import { rawClient, sleep, startServer, subscriber, waitFor } from './harness.ts';
 
 test('a malformed since or last is denied with a clear reason and a log line; the socket keeps working', async () => {
@@ -118,4 +120,14 @@ test('history behind a bus without a shared store is refused when declared', () 
   const app = new App({ bus: new OtherProcesses() });
   assert.throws(() => app.topic('room:*', { history: { size: 10 } }), /needs a store all processes share/);
   app.topic('room:*', { presence: true });
+});
+
+test('a NATS-only app (no history store of its own) gets a clear error naming the fix; a shared store is accepted', async () => {
+  const nats = new App({ bus: natsBus({ servers: 'nats://127.0.0.1:4222' }) });
+  assert.throws(() => nats.topic('room:*', { history: { size: 10 } }), /history with a bus \(cluster\(\), Redis, NATS\) needs a store all processes share, e\.g\. .*redisHistory/);
+  const redis = new App({ bus: redisBus({ url: 'redis://127.0.0.1:1' }) });
+  assert.throws(() => redis.topic('room:*', { history: { size: 10 } }), /redisHistory/);
+  const store = redisHistory({ url: 'redis://127.0.0.1:1' });
+  nats.topic('room:*', { history: { size: 10, store } });
+  await store.close();
 });

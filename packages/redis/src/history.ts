@@ -65,7 +65,6 @@ export class RedisHistoryStore implements HistoryStore {
   readonly shared = true;
   private readonly client: RedisClientType<any, any, any, any, any>;
   private readonly prefix: string;
-  private readonly connecting: Promise<unknown>;
 
   constructor(options: RedisHistoryOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('redisHistory(): options must be an object');
@@ -78,7 +77,7 @@ export class RedisHistoryStore implements HistoryStore {
     this.client = createClient({ ...options.client, url, socket: { ...options.client?.socket, reconnectStrategy: (n: number) => Math.min(100 * 2 ** Math.min(n, 6), 5000) } as never }) as never;
     // Errors while reconnecting are retried by node-redis; commands wait in its queue meanwhile.
     this.client.on('error', () => {});
-    this.connecting = this.client.connect().catch(() => {});
+    this.client.connect().catch(() => {});
   }
 
   /** Both keys of a topic share the hash tag `{topic}`: one slot in a Redis Cluster. */
@@ -123,8 +122,8 @@ export class RedisHistoryStore implements HistoryStore {
     return positionedEnvelope(topic, f[3]!, f[5], Number(id.split('-')[0]), epoch);
   }
 
+  /** Never waits for a Redis that is down: closes when connected, else drops the connection attempts. */
   async close(): Promise<void> {
-    await this.connecting;
     await (this.client.isReady ? this.client.close() : Promise.resolve(this.client.destroy())).catch(() => {});
   }
 }
