@@ -14,34 +14,48 @@ import { judge, type Appended, type HistoryRead, type HistoryRequest, type Histo
 class TopicLog {
   /** Offset of the latest publish (0: none yet). */
   latest = 0;
-  private readonly envelopes: string[];
-  private readonly times: number[];
+  // The ring starts small and doubles up to `size`: a topic with a few messages costs little.
+  private envelopes: string[] = new Array(8);
+  private times: number[] = new Array(8);
   /** Slot of the oldest kept message, and how many are kept. */
   private head = 0;
   private count = 0;
-
   private readonly size: number;
 
   constructor(size: number) {
     this.size = size;
-    this.envelopes = new Array(size);
-    this.times = new Array(size);
   }
 
   push(envelope: string, now: number): void {
-    const slot = (this.head + this.count) % this.size;
+    let capacity = this.envelopes.length;
+    if (this.count === capacity && capacity < this.size) this.grow((capacity = Math.min(capacity * 2, this.size)));
+    const slot = (this.head + this.count) % capacity;
     this.envelopes[slot] = envelope;
     this.times[slot] = now;
     if (this.count < this.size) this.count++;
-    else this.head = (this.head + 1) % this.size;
+    else this.head = (this.head + 1) % capacity;
+  }
+
+  private grow(capacity: number): void {
+    const envelopes: string[] = new Array(capacity);
+    const times: number[] = new Array(capacity);
+    const old = this.envelopes.length;
+    for (let i = 0; i < this.count; i++) {
+      envelopes[i] = this.envelopes[(this.head + i) % old]!;
+      times[i] = this.times[(this.head + i) % old]!;
+    }
+    this.envelopes = envelopes;
+    this.times = times;
+    this.head = 0;
   }
 
   /** Forgets what is older than `ttl` (lazily, when the topic is used). */
   expire(ttl: number | undefined, now: number): void {
     if (ttl === undefined) return;
+    const capacity = this.envelopes.length;
     while (this.count > 0 && now - this.times[this.head]! > ttl) {
       this.envelopes[this.head] = undefined as never; // let the string go
-      this.head = (this.head + 1) % this.size;
+      this.head = (this.head + 1) % capacity;
       this.count--;
     }
   }
@@ -55,7 +69,8 @@ class TopicLog {
   after(after: number): string[] {
     const n = Math.min(this.count, this.latest - after);
     const out: string[] = new Array(Math.max(n, 0));
-    for (let i = 0; i < n; i++) out[i] = this.envelopes[(this.head + this.count - n + i) % this.size]!;
+    const capacity = this.envelopes.length;
+    for (let i = 0; i < n; i++) out[i] = this.envelopes[(this.head + this.count - n + i) % capacity]!;
     return out;
   }
 }
