@@ -27,6 +27,10 @@ if (o.child !== undefined) {
     app.topic('room:*', { history: { size: 100_000, store: redisHistory({ url: o.redis, prefix: `b${process.pid}:` }) } });
   }
   app.ws('/live', {});
+  app.get('/cpu', () => {
+    const u = process.cpuUsage();
+    return { us: u.user + u.system };
+  });
   app.get('/publish', (req, res) => {
     const n = Number(req.query.n);
     let i = 0;
@@ -73,18 +77,22 @@ async function fanout(mode, redisUrl, subs, messages) {
   for (const c of clients) c.send('{"type":"subscribe","topic":"room:1","ref":1}');
   while (got < subs) await new Promise((r) => setTimeout(r, 5));
   // Warm-up, then the measured run.
+  const cpu = async () => (await (await fetch(`http://127.0.0.1:${s.port}/cpu`)).json()).us;
   const run = async (n) => {
     got = 0;
+    const c0 = await cpu();
     const t = performance.now();
     await fetch(`http://127.0.0.1:${s.port}/publish?n=${n}`);
     while (got < n * subs) await new Promise((r) => setTimeout(r, 1));
-    return performance.now() - t;
+    const ms = performance.now() - t;
+    return { ms, cpuUs: (await cpu()) - c0 };
   };
   await run(Math.ceil(messages / 10));
-  const ms = await run(messages);
+  const { ms, cpuUs } = await run(messages);
   for (const c of clients) c.close();
   await s.stop();
-  return (messages * subs) / (ms / 1000);
+  // Deliveries per second, and the server's CPU per publish (µs; its process only, not redis-server's).
+  return { rate: (messages * subs) / (ms / 1000), cpu: cpuUs / messages };
 }
 
 async function replay(mode, redisUrl, n) {
@@ -127,11 +135,19 @@ async function main() {
   const subs = Number(o.subscribers), messages = Number(o.messages), runs = Number(o.runs);
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const res = { off: [], memory: [], redis: [] };
+  const cpuRes = { off: [], memory: [], redis: [] };
   try {
-    for (let r = 0; r < runs; r++) for (const mode of ['off', 'memory', 'redis']) res[mode].push(await fanout(mode, redisUrl, subs, messages));
-    console.log(`fan-out: ${subs} subscribers, ${messages} publishes, median of ${runs} (deliveries/s)`);
+    for (let r = 0; r < runs; r++) for (const mode of ['off', 'memory', 'redis']) {
+      const f = await fanout(mode, redisUrl, subs, messages);
+      res[mode].push(f.rate);
+      cpuRes[mode].push(f.cpu);
+    }
+    console.log(`fan-out: ${subs} subscribers, ${messages} publishes, median of ${runs}: deliveries/s, and server CPU per publish`);
     const off = median(res.off);
-    for (const mode of ['off', 'memory', 'redis']) console.log(`  history ${mode.padEnd(6)} ${Math.round(median(res[mode])).toLocaleString('en')}  (${(median(res[mode]) / off).toFixed(2)} x off)`);
+    const offCpu = median(cpuRes.off);
+    for (const mode of ['off', 'memory', 'redis']) {
+      console.log(`  history ${mode.padEnd(6)} ${Math.round(median(res[mode])).toLocaleString('en')}/s (${(median(res[mode]) / off).toFixed(2)} x off)   ${median(cpuRes[mode]).toFixed(1)} µs CPU/publish (${(median(cpuRes[mode]) / offCpu).toFixed(2)} x off)`);
+    }
     const n = Number(o.replay);
     for (const mode of ['memory', 'redis']) {
       const rates = [];
