@@ -107,6 +107,25 @@ export interface RequestOptions {
 export interface SubscribeOptions {
   /** Called when the server denies the subscription (the topic is then dropped). */
   onDenied?: (error: ClientError) => void;
+  /**
+   * Called each time the server confirms the subscription: the first time, and after every
+   * reconnect. On a topic with history (docs/history.md), `recovered: false` after a
+   * reconnect means messages were lost: refetch the state the topic carries.
+   */
+  onSubscribed?: (info: SubscribeInfo) => void;
+  /** On a topic with history, a fresh subscribe first gets the last `last` messages kept. */
+  last?: number;
+}
+
+/** What `onSubscribed` gets. */
+export interface SubscribeInfo {
+  /** True when this subscribe resumed from a known position (a resubscribe after a reconnect, on a history topic). */
+  recovering: boolean;
+  /** True when every message missed since that position was replayed, in order, before this call. */
+  recovered: boolean;
+  /** The topic's position now (history topics only). */
+  offset?: number;
+  epoch?: string;
 }
 
 export type Unsubscribe = () => void;
@@ -151,10 +170,18 @@ interface Pending {
   s: boolean;
 }
 
+type Listener = [(event: string, data: unknown) => void, ((e: ClientError) => void) | undefined, ((i: SubscribeInfo) => void) | undefined];
+
 /** A topic's listeners and the ref of the last subscribe frame sent for it. */
 interface TopicEntry {
   r: number;
-  l: Set<[(event: string, data: unknown) => void, ((e: ClientError) => void) | undefined]>;
+  l: Set<Listener>;
+  /** History topics: the last position seen (offset, epoch), and whether the pending subscribe sent it. */
+  o?: number;
+  p?: string;
+  v?: boolean;
+  /** `last` asked by the first listener, for a subscribe sent later (the client was offline). */
+  n?: number;
 }
 
 type Frame = string | ArrayBufferLike | ArrayBufferView | Blob;
@@ -292,7 +319,14 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       if (m.topic === undefined) {
         for (const f of direct.get(m.event) ?? []) call(f, m.data);
       } else {
-        for (const [f] of topics.get(m.topic)?.l ?? []) call(f, m.event, m.data);
+        const t = topics.get(m.topic);
+        if (!t) return;
+        // History topics: the position to resume from (the highest offset seen in this epoch).
+        if (typeof m.offset === 'number' && (m.epoch !== t.p || m.offset > t.o!)) {
+          t.o = m.offset;
+          t.p = m.epoch;
+        }
+        for (const [f] of t.l) call(f, m.event, m.data);
       }
       return;
     }
@@ -317,7 +351,20 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
         if (!hooked) report(err);
       }
     }
-    // subscribed / unsubscribed: nothing to do
+    else if (type === 'subscribed') {
+      const t = topics.get(m.topic);
+      if (t && t.r === m.ref) {
+        if (typeof m.offset === 'number') {
+          t.o = m.offset;
+          t.p = m.epoch;
+        }
+        const info: SubscribeInfo = { recovering: !!t.v, recovered: m.recovered === true };
+        if (t.p !== undefined) (info.offset = t.o), (info.epoch = t.p);
+        t.v = false;
+        for (const [, , h] of t.l) if (h) call(h, info);
+      }
+    }
+    // unsubscribed: nothing to do
   };
 
   /** A terminal close: reject everything, never reconnect. */
@@ -366,11 +413,22 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       if (s !== ws) return;
       openedAt = Date.now();
       status = 'open';
-      // One batch frame for every topic (per 1000), then the offline queue, in order.
+      // One batch frame for every topic (per 1000), then the offline queue, in order. Topics
+      // with a known position resubscribe one by one, with it: the server replays what was missed.
       if (topics.size) {
         const r = ++ref;
-        const all = [...topics.keys()];
-        for (const t of topics.values()) t.r = r;
+        const all: string[] = [];
+        for (const [name, t] of topics) {
+          if (t.p !== undefined) {
+            t.v = true;
+            send({ type: 'subscribe', topic: name, since: { offset: t.o, epoch: t.p }, ref: (t.r = ++ref) });
+          } else if (t.n) {
+            send({ type: 'subscribe', topic: name, last: t.n, ref: (t.r = ++ref) });
+          } else {
+            t.r = r;
+            all.push(name);
+          }
+        }
         for (let i = 0; i < all.length; i += BATCH) send({ type: 'subscribe', topics: all.slice(i, i + BATCH), ref: r });
       }
       const q = queue;
@@ -391,13 +449,14 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
     };
   };
 
-  const listen = (topic: string, f: (event: string, data: unknown) => void, h?: (e: ClientError) => void): Unsubscribe => {
+  const listen = (topic: string, f: (event: string, data: unknown) => void, o?: SubscribeOptions): Unsubscribe => {
     let t = topics.get(topic);
     if (!t) {
-      topics.set(topic, (t = { r: 0, l: new Set() }));
-      if (isOpen()) send({ type: 'subscribe', topic, ref: (t.r = ++ref) });
+      topics.set(topic, (t = { r: 0, l: new Set(), n: o?.last }));
+      // `last` only on the first frame: a reconnect resumes from the position instead.
+      if (isOpen()) send({ type: 'subscribe', topic, last: o?.last, ref: (t.r = ++ref) });
     }
-    const entry: [typeof f, typeof h] = [f, h];
+    const entry: Listener = [f, o?.onDenied, o?.onSubscribed];
     const entryTopic = t;
     entryTopic.l.add(entry);
     return () => {
@@ -415,8 +474,8 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       return status;
     },
     ready,
-    subscribe: (topic, listener, o) => listen(topic, listener, o?.onDenied),
-    on: (topic, event, listener, o) => listen(topic, (e, d) => e === event && listener(d), o?.onDenied),
+    subscribe: (topic, listener, o) => listen(topic, listener, o),
+    on: (topic, event, listener, o) => listen(topic, (e, d) => e === event && listener(d), o),
     onEvent(event, listener) {
       let set = direct.get(event);
       if (!set) direct.set(event, (set = new Set()));

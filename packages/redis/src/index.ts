@@ -19,3 +19,4 @@ export function redisBus(options: RedisBusOptions = {}): BrokerBus {
   return new BrokerBus(new RedisTransport(settings), busOptions);
 }
 export { redisRateLimitStore, RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.ts';
+export { redisHistory, RedisHistoryStore, type RedisHistoryOptions } from './history.ts';

@@ -85,6 +85,9 @@ export class App extends Router {
     if (worker !== undefined) this._settings.logger = childLogger(this._settings.logger, { worker: worker.id });
     const bus = worker !== undefined ? worker.claimBus(this, this.config.bus) : this.config.bus;
     const hub = (this.hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger));
+    // In a cluster, history topics share the primary's memory store, unless the app has a bus
+    // to other servers (then a store those servers share too: redisHistory).
+    if (worker !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
     this.cluster = Object.freeze({
       worker: this.worker,
       workers: worker?.workers ?? 0,
@@ -168,7 +171,7 @@ export class App extends Router {
    */
   topic(pattern: string, options: TopicOptions): this {
     if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
-    this.hub.topics.define(pattern, options);
+    this.hub.defineTopic(pattern, options);
     return this;
   }
 

@@ -90,6 +90,7 @@ async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: n
   await sockets;
   try {
     await run.hub.bus.close();
+    await run.hub.closeHistory();
   } catch (err) {
     logger.error({ err }, 'bus close failed');
   }

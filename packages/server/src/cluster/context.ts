@@ -3,11 +3,14 @@
 // worker's thread bus and tags its log lines with the worker's id. Imports nothing from
 // app/ so that app.ts can depend on it without a cycle.
 import type { Bus } from '../realtime/bus/index.ts';
+import type { HistoryStore } from '../realtime/history/store.ts';
 
 export interface WorkerContext {
   /** 1..workers; stays the same across restarts of that worker. */
   readonly id: number;
   readonly workers: number;
+  /** The cluster's memory history store (kept by the primary), the default of history topics. */
+  readonly history: HistoryStore;
   /**
    * The bus for an App built in this worker: the first one gets the thread bus (composed with
    * its own bus, if it has one); later ones keep their own.

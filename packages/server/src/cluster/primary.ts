@@ -10,6 +10,7 @@ import { ByteRegistry } from './static-bytes.ts';
 import { MetricsExchange } from './metrics-exchange.ts';
 import { BrokerRelay } from './relay.ts';
 import { randomBytes } from 'node:crypto';
+import { PrimaryHistory } from './history-exchange.ts';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
 
 /** Backoff stops growing here; a worker that stayed up this long starts over from the first delay. */
@@ -44,6 +45,8 @@ export class Primary {
   });
   /** metrics(): a scrape on one worker collects the others (metrics-exchange.ts). */
   private readonly metrics: MetricsExchange;
+  /** History topics' memory store, one for every worker (history-exchange.ts). */
+  private readonly history = new PrimaryHistory();
   /** Stalled workers replaced but still running (see retire()). */
   private readonly abandoned = new Set<Worker>();
   private readonly o: ResolvedClusterOptions;
@@ -149,6 +152,8 @@ export class Primary {
           if (slot.worker === worker) this.bytes.handle(slot.id, message);
         } else if (message.type === 'metrics-ask' || message.type === 'metrics') {
           if (slot.worker === worker) this.metrics.handle(slot.id, message);
+        } else if (message.type === 'history-append' || message.type === 'history-read') {
+          if (slot.worker === worker) this.tell(worker, this.history.handle(message));
         }
       });
       worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));

@@ -3,6 +3,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { BytesReply, BytesRequest } from './static-bytes.ts';
 import type { MetricsReply, MetricsRequest } from './metrics-exchange.ts';
+import type { HistoryAnswer, HistoryAsk } from './history-exchange.ts';
 
 /** workerData key marking a thread as a cluster worker, so cluster() runs the factory there. */
 export const WORKER_MARK = '__tachyonClusterWorker';
@@ -36,7 +37,8 @@ export type ToWorker =
   /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
   | { type: 'abort' }
   | BytesReply
-  | MetricsReply;
+  | MetricsReply
+  | HistoryAnswer;
 
 export type FromWorker =
   /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */
@@ -47,4 +49,5 @@ export type FromWorker =
   | { type: 'fatal'; error: unknown }
   | { type: 'closed' }
   | BytesRequest
-  | MetricsRequest;
+  | MetricsRequest
+  | HistoryAsk;

@@ -11,6 +11,7 @@ import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
 import { ThreadBus } from './thread-bus.ts';
 import { WorkerByteStore } from './static-bytes.ts';
 import { WorkerMetrics } from './metrics-exchange.ts';
+import { WorkerHistoryStore } from './history-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
 
 export type AppFactory = () => App | Promise<App>;
@@ -33,6 +34,8 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   installByteStore(bytes);
   // metrics(): a scrape on this worker gathers the others' through the primary (metrics-exchange.ts).
   const metrics = new WorkerMetrics(data.id, data.workers, post);
+  // History topics: the memory store lives in the primary, for every worker (history-exchange.ts).
+  const history = new WorkerHistoryStore(post);
   let owner: object | undefined;
   enterWorker({
     id: data.id,
@@ -44,6 +47,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       if (own !== undefined) bus.compose(own);
       return bus;
     },
+    history,
     stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
     linkMetrics(app: object, collect: () => Promise<unknown[]>) {
       if (owner !== app) return undefined; // like the bus: only the App the factory returns is the cluster's
@@ -75,6 +79,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   process.on('exit', abort);
   parent.on('message', (message: ToWorker) => {
     if (message.type === 'bytes') bytes.reply(message);
+    else if (message.type === 'history') history.reply(message);
     else if (message.type === 'metrics-collect' || message.type === 'metrics-gathered') metrics.handle(message);
     else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);

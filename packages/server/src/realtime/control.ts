@@ -8,6 +8,8 @@ import type { Logger } from '../app/logger.ts';
 import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
 import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
 import type { Socket } from './socket.ts';
+import { readHistoryRequest } from './history/request.ts';
+import type { HistoryRequest } from './history/store.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -39,7 +41,7 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
   const maxSubscriptions = limits.maxSubscriptions;
   const overSubscribed = (s: Socket<any>, topic: string) => s.subscriptionCount >= maxSubscriptions && !s.isSubscribed(topic);
 
-  const subscribeOne = (s: Socket<any>, topic: unknown, ref: number | undefined): Promise<void> | undefined => {
+  const subscribeOne = (s: Socket<any>, topic: unknown, ref: number | undefined, history: HistoryRequest | null): Promise<void> | undefined => {
     if (!isValidTopic(topic)) return void answer(s, deniedFrame(topic, ref, 'invalid topic'), false);
     if (topic.startsWith(RESERVED_PREFIX)) return void answer(s, deniedFrame(topic, ref, 'reserved topic'), false);
     if (overSubscribed(s, topic)) return void answer(s, deniedFrame(topic, ref, TOO_MANY), false);
@@ -48,6 +50,9 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       // Checked again: several async subscribe hooks may have been pending at once.
       if (allowed === true && overSubscribed(s, topic)) answer(s, deniedFrame(topic, ref, TOO_MANY), async);
       else if (allowed === true) {
+        // History topics: the replay (when asked), then the subscription and a positioned answer.
+        const h = s._policy.hub.historyOf(topic);
+        if (h !== null) return s._policy.hub.subscribeHistory(s, topic, h, history, ref, async);
         s.subscribe(topic);
         answer(s, subscribedFrame(topic, ref), async);
       } else answer(s, deniedFrame(topic, ref, 'not allowed'), async);
@@ -119,7 +124,13 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       case 'subscribe': {
         const topics = frame.topics !== undefined ? frame.topics : [frame.topic];
         if (!Array.isArray(topics) || topics.length > MAX_TOPICS_PER_FRAME) return answer(s, errorFrame(ref, 'BAD_FRAME', 'topics must be an array of at most 1000 topics'), false);
-        for (const topic of topics) subscribeOne(s, topic, ref);
+        const history = readHistoryRequest(frame);
+        if (typeof history === 'string') {
+          log.warn({ ip: s.ip, since: frame.since, last: frame.last }, `websocket subscribe refused: ${history}`);
+          for (const topic of topics) answer(s, deniedFrame(topic, ref, history), false);
+          return;
+        }
+        for (const topic of topics) subscribeOne(s, topic, ref, history);
         return;
       }
       case 'unsubscribe': {

@@ -9,7 +9,10 @@ import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../app/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 import type { WsStats } from './stats.ts';
-import { TopicRegistry } from './topics/index.ts';
+import { TopicRegistry, type TopicOptions } from './topics/index.ts';
+import { HistoryEngine } from './history/engine.ts';
+import type { HistoryOptions } from './history/options.ts';
+import type { HistoryRequest } from './history/store.ts';
 
 export class WsHub {
   private uws: UwsApp | null = null;
@@ -31,6 +34,8 @@ export class WsHub {
   };
 
   private readonly logger: Logger;
+  /** Publishes and subscribes on history topics (history/engine.ts). @internal */
+  readonly history: HistoryEngine;
   private busFailures = 0;
   /** Counters for metrics(); null (nothing counted) unless a metrics() middleware is installed. @internal */
   stats: WsStats | null = null;
@@ -40,7 +45,44 @@ export class WsHub {
     this.logger = logger;
     this.bus = bus;
     this.remote = isInProcess(bus) ? null : bus;
+    this.history = new HistoryEngine(this.deliverPositioned, logger);
   }
+
+  /**
+   * app.topic(): declares the pattern. History behind a bus needs a store every process
+   * shares: each process's memory would number the same topic differently.
+   */
+  defineTopic(pattern: string, options: TopicOptions): void {
+    const h = options?.history;
+    if (h !== undefined && h.store?.shared !== true && (h.store !== undefined || !this.history.sharedDefault) && this.remote !== null) {
+      throw new TypeError(`topic ${pattern}: history with a bus (cluster(), Redis, NATS) needs a store all processes share, e.g. history: { size, store: redisHistory({ url }) } from @tachyon/redis (docs/history.md)`);
+    }
+    this.topics.define(pattern, options);
+  }
+
+  /** The history options of `topic`, or null: one cached lookup, or a field check when no pattern was declared. @internal */
+  historyOf(topic: string): Readonly<HistoryOptions> | null {
+    return this.topics.active ? (this.topics.lookup(topic)?.history ?? null) : null;
+  }
+
+  /** A socket's publish on a history topic (Socket.publish). @internal */
+  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any>): boolean {
+    if (this.stats !== null) this.stats.publishes++;
+    return this.history.publish(topic, event, json, h, from);
+  }
+
+  /** A subscribe the route allowed, on a history topic. @internal */
+  subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void {
+    this.history.subscribe(s, topic, h, request, ref, async);
+  }
+
+  /** History topics are never coalesced: each envelope carries its own position. */
+  private readonly deliverPositioned = (topic: string, envelope: string, from: Socket<any> | null): boolean => {
+    if (this.uws === null) return false;
+    if (this.history.recording) this.history.delivered(topic, envelope);
+    if (this.remote !== null) this.sendToBus(topic, envelope, false);
+    return from !== null && !from.closed ? from._publishExcept(topic, envelope) : this.uws.publish(topic, envelope, false);
+  };
 
   /** @internal */
   attach(uws: UwsApp): void {
@@ -55,6 +97,7 @@ export class WsHub {
   private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
     if (this.uws === null) return;
     this.flushTopic(topic);
+    if (this.history.recording) this.history.delivered(topic, message);
     this.uws.publish(topic, message, isBinary);
   };
 
@@ -137,8 +180,13 @@ export class WsHub {
     assertTopic(topic);
     assertEventName(event);
     if (this.uws === null) return false;
+    const json = encodeData(data);
+    if (this.topics.active) {
+      const h = this.topics.lookup(topic)?.history;
+      if (h != null) return this.publishHistoryFromApp(topic, event, json, h);
+    }
     if (this.stats !== null) this.stats.publishes++;
-    const envelope = topicEnvelope(topic, event, encodeData(data));
+    const envelope = topicEnvelope(topic, event, json);
     const batches = this.batches;
     if (batches === null) {
       if (this.remote !== null) this.sendToBus(topic, envelope, false);
@@ -155,6 +203,18 @@ export class WsHub {
       }
     }
     return true;
+  }
+
+  private publishHistoryFromApp(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>): boolean {
+    if (this.stats !== null) this.stats.publishes++;
+    return this.history.publish(topic, event, json, h, null);
+  }
+
+  /** Closes the history stores the declared topics use. @internal */
+  closeHistory(): Promise<void> {
+    const stores = [];
+    for (const t of this.topics.list()) if (t.history?.store !== undefined) stores.push(t.history.store);
+    return this.history.close(stores);
   }
 
   /** Publishes a raw message (text or binary) to a topic. */

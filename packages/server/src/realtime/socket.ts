@@ -4,6 +4,8 @@ import { assertEventName, assertTopic, directEnvelope, encodeData, topicEnvelope
 import type { UwsWebSocket } from '../uws/index.ts';
 import type { MessageBudget } from './rate-limit.ts';
 import type { WsStats } from './stats.ts';
+import type { HistoryOptions } from './history/options.ts';
+import type { HistoryRequest } from './history/store.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -18,6 +20,12 @@ export interface SocketHub {
   socketPublished(topic: string, message: string, isBinary: boolean): void;
   subscribed(topic: string): void;
   unsubscribed(topic: string): void;
+  /** History options of `topic`, or null (hub.ts). */
+  historyOf(topic: string): Readonly<HistoryOptions> | null;
+  /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
+  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any>): boolean;
+  /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
+  subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void;
 }
 
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
@@ -157,14 +165,24 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws === null) return false;
     const policy = this._policy;
+    const h = policy.hub.historyOf(topic);
+    if (h !== null) return policy.hub.publishHistory(topic, event, encodeData(data), h, this);
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
-    let sent = ws.publish(topic, envelope, false);
+    const sent = this._publishExcept(topic, envelope);
+    if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
+    return sent;
+  }
+
+  /** Publishes to this process's subscribers of `topic` except this socket. @internal */
+  _publishExcept(topic: string, envelope: string): boolean {
+    const ws = this.live();
+    if (ws === null) return this._policy.hub.publishLocal(topic, envelope);
+    const sent = ws.publish(topic, envelope, false);
     // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
     // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
-    if (!sent && this.subscriptions === 0) sent = policy.hub.publishLocal(topic, envelope);
-    if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
+    if (!sent && this.subscriptions === 0) return this._policy.hub.publishLocal(topic, envelope);
     return sent;
   }
 

@@ -75,6 +75,7 @@ const server = await cluster(
       for (let i = 0; i < n; i++) app.publish(String(req.query.topic ?? 'room'), 'tick', { from: app.worker, i });
       return { worker: app.worker };
     });
+    app.topic('hist:*', { history: { size: 1000 } }); // history.test.ts: the primary's memory store
     app.ws('/live', {
       events: {
         who: { handler: () => app.worker },

@@ -1,12 +1,19 @@
 // History options of a topic pattern (`app.topic(pattern, { history })`): how many messages
 // and for how long a topic keeps what was published, so a client that reconnects can be
 // given what it missed (docs/history.md).
+import type { HistoryStore } from './store.ts';
 
 export interface HistoryOptions {
   /** Most messages kept per topic (the oldest go first). */
   size: number;
   /** Milliseconds a message is kept. Default: kept until `size` pushes it out. */
   ttl?: number;
+  /**
+   * Where the history lives. Default: this process's memory (one process; a restart loses
+   * it). Behind a bus (cluster(), Redis, NATS), a shared store: `redisHistory()` from
+   * @tachyon/redis.
+   */
+  store?: HistoryStore;
 }
 
 /** Checks history options when the pattern is declared. */
@@ -17,5 +24,6 @@ export function checkHistoryOptions(pattern: string, h: HistoryOptions): Readonl
   if (typeof h !== 'object' || h === null) throw new TypeError(`topic ${pattern}: history must be an object`);
   if (!Number.isInteger(h.size) || h.size < 1 || h.size > 1_000_000) fail('size must be an integer from 1 to 1000000');
   if (h.ttl !== undefined && (!Number.isInteger(h.ttl) || h.ttl < 1)) fail('ttl must be a positive integer (milliseconds)');
+  if (h.store !== undefined && (typeof h.store !== 'object' || h.store === null || typeof h.store.append !== 'function' || typeof h.store.read !== 'function')) fail('store must be a history store (e.g. redisHistory() from @tachyon/redis)');
   return Object.freeze({ ...h });
 }
