@@ -1,6 +1,7 @@
 // A cluster() process on a broker, as a user would write it (cluster-buses.test.ts starts two):
 // MODE=per-worker gives each worker's App its own broker bus (new App({ bus })), MODE=primary
-// gives the bus to cluster() (the primary relays), MODE=both gives both (refused). KIND=redis|nats, URL, WORKERS. The primary
+// gives the bus to cluster() (the primary relays), MODE=both gives both (refused), HISTORY=memory declares a
+// history topic on the default memory store (refused with a broker). KIND=redis|nats, URL, WORKERS. The primary
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
 // the workers answer WebSocket requests (who, pub, crash, stats, counts).
 import { threadId } from 'node:worker_threads';
@@ -23,6 +24,8 @@ const server = await cluster(
   () => {
     const own = env.MODE === 'primary' ? undefined : makeBus();
     const app = new App({ bus: own, logger: jsonLogger('warn') });
+    // HISTORY=memory: a history topic on the default store (refused with a broker: not shared).
+    if (env.HISTORY === 'memory') app.topic('h:*', { history: { size: 10 } });
     const timers = new Set<NodeJS.Timeout>();
     app.ws('/ws', {
       events: {

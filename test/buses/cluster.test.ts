@@ -31,8 +31,8 @@ class ClusterProcess {
   private constructor(proc: ChildProcess) {
     this.proc = proc;
   }
-  static start(kind: Kind, mode: Mode, url: string): Promise<ClusterProcess> {
-    const proc = fork(SERVER, [], { env: { ...process.env, KIND: kind, MODE: mode, URL: url, WORKERS: '2' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  static start(kind: Kind, mode: Mode, url: string, env: Record<string, string> = {}): Promise<ClusterProcess> {
+    const proc = fork(SERVER, [], { env: { ...process.env, KIND: kind, MODE: mode, URL: url, WORKERS: '2', ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     const cp = new ClusterProcess(proc);
     proc.on('message', (m: { id: number; result: unknown }) => (cp.waiting.get(m.id)?.(m.result), cp.waiting.delete(m.id)));
     return new Promise((resolve, reject) => {
@@ -279,6 +279,15 @@ for (const kind of ['redis', 'nats'] as const) {
 test('a bus on cluster() and on the App too is refused at startup, with the reason', async () => {
   // The check happens in the worker before anything connects: no broker is needed.
   await assert.rejects(ClusterProcess.start('redis', 'both', 'redis://127.0.0.1:1'), /the App must not have a bus option too/);
+});
+
+test("history on the primary's relay needs a shared store: the cluster's memory store is refused, with the reason", async () => {
+  // Servers elsewhere cannot read the primary's memory, so offsets would disagree between them.
+  for (const mode of ['primary', 'per-worker'] as const) {
+    const started = ClusterProcess.start('redis', mode, 'redis://127.0.0.1:1', { HISTORY: 'memory' });
+    // (A cluster that starts anyway is stopped, so that the failure shows instead of a hang.)
+    await assert.rejects(started.then(async (p) => (await p.stop(), p)), /needs a store all processes share/, mode);
+  }
 });
 
 describe('cluster() on redis, primary: a worker dies', () => {

@@ -85,9 +85,10 @@ export class App extends Router {
     if (worker !== undefined) this._settings.logger = childLogger(this._settings.logger, { worker: worker.id });
     const bus = worker !== undefined ? worker.claimBus(this, this.config.bus) : this.config.bus;
     const hub = (this.hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger));
-    // In a cluster, history topics share the primary's memory store, unless the app has a bus
-    // to other servers (then a store those servers share too: redisHistory).
-    if (worker !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
+    // In a cluster, history topics share the primary's memory store, unless there is a bus to
+    // other servers, the app's or the primary's relay (then a store those servers share too:
+    // redisHistory).
+    if (worker?.history !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
     this.cluster = Object.freeze({
       worker: this.worker,
       workers: worker?.workers ?? 0,

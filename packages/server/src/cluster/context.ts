@@ -9,8 +9,12 @@ export interface WorkerContext {
   /** 1..workers; stays the same across restarts of that worker. */
   readonly id: number;
   readonly workers: number;
-  /** The cluster's memory history store (kept by the primary), the default of history topics. */
-  readonly history: HistoryStore;
+  /**
+   * The cluster's memory history store (kept by the primary), the default of history topics;
+   * undefined when the primary relays to a broker (cluster({ bus })): servers elsewhere could
+   * not share it, so history topics then need a store they all share (redisHistory).
+   */
+  readonly history: HistoryStore | undefined;
   /**
    * The bus for an App built in this worker: the first one gets the thread bus (composed with
    * its own bus, if it has one); later ones keep their own.

@@ -47,7 +47,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       if (own !== undefined) bus.compose(own);
       return bus;
     },
-    history,
+    history: data.relay ? undefined : history,
     stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
     linkMetrics(app: object, collect: () => Promise<unknown[]>) {
       if (owner !== app) return undefined; // like the bus: only the App the factory returns is the cluster's
