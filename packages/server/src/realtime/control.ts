@@ -8,6 +8,7 @@ import type { Logger } from '../app/logger.ts';
 import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
 import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
 import type { Socket } from './socket.ts';
+import { compilePresenceRead } from './presence/index.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -69,6 +70,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       },
     );
   };
+
+  const presence = compilePresenceRead(b, log, answer);
 
   const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean) => {
     if (err instanceof ValidationError) return answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
@@ -135,6 +138,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
         return runEvent(s, frame.event, frame.data, ref);
       case 'ping':
         return answer(s, pongFrame(ref), false);
+      case 'presence':
+        return presence(s, frame.topic, ref);
       default:
         return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
     }

@@ -10,6 +10,7 @@ import { silentLogger, type Logger } from '../app/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 import type { WsStats } from './stats.ts';
 import { TopicRegistry } from './topics/index.ts';
+import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
 
 export class WsHub {
   private uws: UwsApp | null = null;
@@ -18,6 +19,8 @@ export class WsHub {
   readonly bus: Bus;
   /** Options declared per topic pattern (app.topic): history, presence. */
   readonly topics = new TopicRegistry();
+  /** Who is on presence topics; created by the first presence pattern (app.topic). */
+  presence: PresenceTracker | null = null;
   private readonly sockets = new Set<Socket<any>>();
   private idle: (() => void)[] = [];
   /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
@@ -49,14 +52,49 @@ export class WsHub {
 
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
+    const started = this.startBusOnly();
+    const presence = this.presence;
+    if (presence === null) return started;
+    if (started instanceof Promise) return started.then(() => presence.start());
+    presence.start();
+  }
+
+  private startBusOnly(): void | Promise<void> {
     return this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
   }
 
   private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
     if (this.uws === null) return;
+    if (topic === PRESENCE_CHANNEL) return this.presence?.receive(message);
     this.flushTopic(topic);
     this.uws.publish(topic, message, isBinary);
   };
+
+  /** Tracks presence from now on (the first presence pattern was declared). @internal */
+  enablePresence(heartbeat: number): PresenceTracker {
+    const remote = this.remote;
+    return (this.presence ??= new PresenceTracker(
+      {
+        lookup: (topic) => this.topics.lookup(topic)?.presence ?? null,
+        publishLocal: (topic, message) => {
+          this.flushTopic(topic);
+          this.publishLocal(topic, message);
+        },
+        bus:
+          remote === null
+            ? null
+            : {
+                send: (message) => this.sendToBus(PRESENCE_CHANNEL, message, false),
+                listen: () => {
+                  remote.subscriberCount?.(PRESENCE_CHANNEL, 1);
+                  remote.interest(PRESENCE_CHANNEL, true);
+                },
+              },
+      },
+      heartbeat,
+      this.logger,
+    ));
+  }
 
   /** A socket published to a topic (uWS delivered it locally, except to the sender). @internal */
   socketPublished(topic: string, message: BusMessage, isBinary: boolean): void {
@@ -222,6 +260,7 @@ export class WsHub {
 
   /** Closes every socket with `code` and resolves when all are gone (or after `timeout` ms, cutting the rest). */
   async closeAll(code: number, reason: string, timeout: number): Promise<void> {
+    this.presence?.stop(); // the others forget our members now, not after the expiry
     this.flush();
     if (this.sockets.size === 0) return;
     const gone = new Promise<void>((resolve) => this.idle.push(resolve));

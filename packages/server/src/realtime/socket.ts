@@ -4,6 +4,7 @@ import { assertEventName, assertTopic, directEnvelope, encodeData, topicEnvelope
 import type { UwsWebSocket } from '../uws/index.ts';
 import type { MessageBudget } from './rate-limit.ts';
 import type { WsStats } from './stats.ts';
+import type { PresenceTracker } from './presence/index.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -18,6 +19,8 @@ export interface SocketHub {
   socketPublished(topic: string, message: string, isBinary: boolean): void;
   subscribed(topic: string): void;
   unsubscribed(topic: string): void;
+  /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
+  readonly presence: PresenceTracker | null;
 }
 
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
@@ -118,6 +121,8 @@ export class Socket<Data = unknown> {
       (this.tracked ??= new Set()).add(topic);
       this._policy.hub.subscribed(topic);
     }
+    const presence = this._policy.hub.presence;
+    if (presence !== null) presence.subscribed(this, topic);
     return ok;
   }
 
@@ -132,6 +137,8 @@ export class Socket<Data = unknown> {
       this.tracked?.delete(topic);
       this._policy.hub.unsubscribed(topic);
     }
+    const presence = this._policy.hub.presence;
+    if (presence !== null) presence.unsubscribed(this, topic);
     return ok;
   }
 
