@@ -119,10 +119,11 @@ export class PresenceTracker {
       return;
     }
     const data = this.dataOf(options, socket, topic);
-    const present = this.has(topic, id);
+    // Present elsewhere already (another process): no second $join. Only asked when events are on.
+    const quiet = !options.events || this.has(topic, id);
     members.set(id, { data, sockets: 1 });
-    if (!present) this.emit(options, topic, '$join', id, data);
-    this.announce(data === undefined ? { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id } : { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id, d: data });
+    if (!quiet) this.emit(options, topic, '$join', id, data);
+    if (this.host.bus !== null) this.announce(data === undefined ? { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id } : { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id, d: data });
   }
 
   /** A socket unsubscribed from `topic` (it was subscribed). */
@@ -218,9 +219,9 @@ export class PresenceTracker {
     if (--member.sockets > 0) return;
     members!.delete(id);
     if (members!.size === 0) this.local.delete(topic);
-    this.announce({ v: WIRE_VERSION, o: this.origin, k: 'l', ttl: this.ttl, t: topic, i: id });
+    if (this.host.bus !== null) this.announce({ v: WIRE_VERSION, o: this.origin, k: 'l', ttl: this.ttl, t: topic, i: id });
     const options = this.host.lookup(topic);
-    if (options !== null && !this.has(topic, id)) this.emit(options, topic, '$leave', id, member.data);
+    if (options !== null && options.events && !this.has(topic, id)) this.emit(options, topic, '$leave', id, member.data);
   }
 
   /** True when `id` is on `topic` here or on a process heard from. */
