@@ -1,11 +1,13 @@
 // Presence across servers: the shared behaviour suite (packages/server/test/realtime/presence/
 // suite.ts) with two apps, each with its own bus connection to a real redis-server (classic
 // and sharded pub/sub) and a real nats-server.
-import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createClient } from '@redis/client';
 import { redisBus } from '@tachyon/redis';
 import { natsBus } from '@tachyon/nats';
 import { App, type Bus } from '../../packages/server/src/index.ts';
-import { presenceSuite, setupPresenceApp, type PresenceNode } from '../../packages/server/test/realtime/presence/suite.ts';
+import { client, eventually, ids, join, presenceSuite, setupPresenceApp, type PresenceNode } from '../../packages/server/test/realtime/presence/suite.ts';
 import { NatsBroker, RedisBroker, type Broker } from '../buses/brokers.ts';
 
 const brokers: Record<string, Broker> = {};
@@ -33,3 +35,42 @@ function twoNodes(makeBus: () => Bus) {
 presenceSuite('redis (two servers)', twoNodes(() => redisBus({ url: brokers.redis!.url }) as unknown as Bus));
 presenceSuite('redis sharded pub/sub (two servers)', twoNodes(() => redisBus({ url: brokers.sharded!.url, sharded: true }) as unknown as Bus));
 presenceSuite('nats (two servers)', twoNodes(() => natsBus({ servers: brokers.nats!.url }) as unknown as Bus));
+
+test('bad announcements on the bus are refused and counted; the server keeps serving and its members stay right', async () => {
+  const { node, close } = await startNode(redisBus({ url: brokers.redis!.url }) as unknown as Bus);
+  const ann = await client(node, 'ann');
+  const publisher = createClient({ url: brokers.redis!.url });
+  await publisher.connect();
+  try {
+    await join(ann, 'room:bad');
+    // A bus frame (docs/protocol.md, "Bus frames"): magic, version, kind 0 (text), an origin, the payload.
+    const frame = (text: string) => Buffer.concat([Buffer.from([0x54, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8]), Buffer.from(text)]);
+    const bad = [
+      'not json',
+      '[]',
+      '{"v":2,"o":"x","k":"h","ttl":1000}',
+      '{"v":1,"k":"h","ttl":1000}',
+      '{"v":1,"o":"x","k":"j","ttl":-5,"t":"room:bad","i":"a"}',
+      '{"v":1,"o":"x","k":"j","ttl":1e12,"t":"room:bad","i":"a"}',
+      '{"v":1,"o":"x","k":"j","ttl":1000,"t":"room:\\"bad","i":"a"}',
+      '{"v":1,"o":"x","k":"j","ttl":1000,"t":"room:bad","i":""}',
+      '{"v":1,"o":"x","k":"j","ttl":1000,"t":"room:bad","i":42}',
+      '{"v":1,"o":"x","k":"s","ttl":1000,"m":{"room:bad":[]}}',
+      '{"v":1,"o":"x","k":"s","ttl":1000,"m":[["room:bad",[[null]]]]}',
+      '{"v":1,"o":"x","k":"?","ttl":1000}',
+    ];
+    for (const text of bad) await publisher.publish('tachyon:__presence', frame(text));
+    // A well-formed announcement from an unknown server is taken (the bus is trusted, docs/presence.md),
+    // and expires with its ttl like a crashed server's members.
+    await publisher.publish('tachyon:__presence', frame('{"v":1,"o":"forger","k":"j","ttl":300,"t":"room:bad","i":"ghost"}'));
+    await eventually(() => node.app.presence('room:bad'), (m) => ids(m).join() === 'ann,ghost', 3000, 'announced member listed');
+    const stats = (node.app as unknown as { hub: { presence: { stats(): { rejected: number } } } }).hub.presence.stats();
+    assert.equal(stats.rejected, bad.length, 'every bad announcement refused');
+    await eventually(() => node.app.presence('room:bad'), (m) => ids(m).join() === 'ann', 3000, 'the silent announcer expired');
+    assert.ok((await ann.ping()) >= 0);
+  } finally {
+    publisher.destroy();
+    ann.close();
+    await close();
+  }
+});

@@ -3,6 +3,7 @@
 // process announces its own members: deltas as they happen, and a full snapshot every
 // heartbeat that also says "still alive". Whatever arrives is checked here; a bad
 // announcement is refused with a reason, never thrown.
+import { isValidTopic } from '../protocol.ts';
 
 export const PRESENCE_CHANNEL = '__presence';
 export const WIRE_VERSION = 1;
@@ -46,13 +47,14 @@ export function readAnnouncement(message: string | Uint8Array | ArrayBuffer): An
       return a as Announcement;
     case 'j':
     case 'l':
-      if (typeof a.t !== 'string' || !isId(a.i)) return 'member invalid';
+      // The topic goes into event envelopes unescaped: it must be a valid topic name.
+      if (!isValidTopic(a.t) || !isId(a.i)) return 'member invalid';
       return a as Announcement;
     case 's': {
       if (!Array.isArray(a.m)) return 'snapshot invalid';
       let n = 0;
       for (const entry of a.m) {
-        if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) return 'snapshot entry invalid';
+        if (!Array.isArray(entry) || !isValidTopic(entry[0]) || !Array.isArray(entry[1])) return 'snapshot entry invalid';
         for (const member of entry[1]) {
           if (!Array.isArray(member) || !isId(member[0])) return 'snapshot member invalid';
           if (++n > MAX_ENTRIES) return 'snapshot too large';
