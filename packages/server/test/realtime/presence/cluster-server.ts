@@ -7,6 +7,12 @@ import { setupPresenceApp } from './suite.ts';
 const server = await cluster({ workers: 2, port: 0, host: '127.0.0.1', restartDelay: 50, shutdownTimeout: 3000 }, () => {
   const app = new App({ presence: { heartbeat: 200 } });
   setupPresenceApp(app);
+  app.get('/crash', () => {
+    setTimeout(() => {
+      throw new Error('worker bug'); // an uncaught exception: the thread dies without closing its app
+    });
+    return { crashing: app.worker };
+  });
   app.get('/presence/:topic', async (req) => ({ worker: app.worker, local: app.subscribers(req.params.topic), members: await app.presence(req.params.topic) }));
   return app;
 });

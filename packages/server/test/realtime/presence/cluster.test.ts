@@ -11,17 +11,19 @@ import { eventually } from './suite.ts';
 const SERVER = fileURLToPath(new URL('./cluster-server.ts', import.meta.url));
 
 /** One request on a new connection (connections are spread round-robin over the workers). */
-function ask(port: number, topic: string): Promise<Answer> {
+function get<T>(port: number, path: string): Promise<T> {
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port, path: `/presence/${topic}`, agent: false }, (res) => {
+      .get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
         let body = '';
         res.setEncoding('utf8').on('data', (d) => (body += d));
-        res.on('end', () => resolve(JSON.parse(body) as Answer));
+        res.on('end', () => resolve(JSON.parse(body) as T));
       })
       .on('error', reject);
   });
 }
+
+const ask = (port: number, topic: string) => get<Answer>(port, `/presence/${topic}`);
 
 interface Answer {
   worker: number;
@@ -29,7 +31,7 @@ interface Answer {
   members: PresenceMember[];
 }
 
-test('cluster(): every worker lists the members of all workers; tabs on two workers are one member', async () => {
+async function startServer() {
   const proc = spawn(process.execPath, [SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
@@ -40,6 +42,15 @@ test('cluster(): every worker lists the members of all workers; tabs on two work
     });
     proc.once('exit', (code) => reject(new Error(`cluster exited with ${code}`)));
   });
+  const stop = async () => {
+    proc.kill('SIGTERM');
+    if (proc.exitCode === null && proc.signalCode === null) await new Promise((r) => proc.once('exit', r));
+  };
+  return { port, stop };
+}
+
+test('cluster(): every worker lists the members of all workers; tabs on two workers are one member', async () => {
+  const { port, stop } = await startServer();
   const clients: Live[] = [];
   try {
     // Round-robin over two workers: consecutive connections land on different workers.
@@ -74,7 +85,37 @@ test('cluster(): every worker lists the members of all workers; tabs on two work
     );
   } finally {
     for (const c of clients) c.close();
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.once('exit', r));
+    await stop();
+  }
+});
+
+test('cluster(): a worker that crashes has its members removed by the others within 4 heartbeats', async () => {
+  const { port, stop } = await startServer();
+  const clients: { live: Live; user: string; worker: number }[] = [];
+  try {
+    for (const user of ['u1', 'u2', 'u3', 'u4']) {
+      // No reconnect: a socket of the dead worker must not come back as a member elsewhere.
+      const live = connect(`ws://127.0.0.1:${port}/ws?user=${user}`, { onError: () => {}, maxRetries: 0 });
+      live.subscribe('room:k', () => {});
+      clients.push({ live, user, worker: (await live.request('where')) as number });
+    }
+    const workers = new Set(clients.map((c) => c.worker));
+    assert.equal(workers.size, 2, 'connections spread over both workers');
+    const victim = clients[0]!.worker;
+    const survivor = clients.find((c) => c.worker !== victim)!;
+    await eventually(() => survivor.live.presence('room:k'), (m) => m.length === 4, 5000, 'all four listed');
+    // Round-robin: ask until the victim answers (and dies).
+    let crashedAt = 0;
+    for (let i = 0; i < 10 && crashedAt === 0; i++) {
+      if ((await get<{ crashing: number }>(port, '/crash')).crashing === victim) crashedAt = Date.now();
+    }
+    assert.ok(crashedAt > 0, 'the victim worker was reached');
+    const left = clients.filter((c) => c.worker !== victim).map((c) => c.user).sort().join();
+    await eventually(() => survivor.live.presence('room:k'), (m) => m.map((x) => x.id).sort().join() === left, 4 * 200 + 2000, "the dead worker's members removed");
+    const took = Date.now() - crashedAt;
+    assert.ok(took <= 4 * 200 + 500, `removed ${took} ms after the crash (heartbeat 200 ms)`);
+  } finally {
+    for (const c of clients) c.live.close();
+    await stop();
   }
 });

@@ -30,6 +30,8 @@ export function setupPresenceApp(app: App): void {
       return { id: user, name: `${user ?? 'anon'}!` };
     },
     subscribe: (_ws, topic) => !topic.startsWith('room:secret'),
+    // Which cluster() worker serves the socket (0 outside a cluster): cluster.test.ts.
+    events: { where: { handler: () => app.worker } },
   });
 }
 
