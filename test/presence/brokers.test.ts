@@ -74,3 +74,36 @@ test('bad announcements on the bus are refused and counted; the server keeps ser
     await close();
   }
 });
+
+test('a large snapshot goes in parts under the bus message limit: a server that starts later learns every member', async () => {
+  const TOPICS = 6000;
+  const start = async (maxMessageSize: number) => {
+    const app = new App({ bus: redisBus({ url: brokers.redis!.url, prefix: 'big:', maxMessageSize }) as unknown as Bus, presence: { heartbeat: 200 } });
+    app.topic('big:*', { presence: { data: () => ({ n: 'x'.repeat(20) }) } });
+    app.ws('/ws', {
+      upgrade: (req) => ({ id: req.query.user }),
+      open(ws) {
+        for (let i = 0; i < TOPICS; i++) ws.subscribe(`big:${i}`); // server side: no per-frame limit
+      },
+    });
+    const server = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { node: { app, url: `ws://127.0.0.1:${server.port}/ws` }, close: () => server.close({ timeout: 2000 }) };
+  };
+  // About 6000 × 40 characters: some 240 KB of members, over this bus's 100 KB message limit.
+  const a = await start(100_000);
+  const zoe = await client(a.node, 'zoe');
+  let b: Awaited<ReturnType<typeof start>> | undefined;
+  try {
+    await eventually(() => a.node.app.presence(`big:${TOPICS - 1}`), (m) => m.length === 1, 5000, 'zoe on every topic of a');
+    b = await start(100_000); // after zoe joined: b can only learn her from a's snapshots
+    const other = b.node.app;
+    // a's join announcements for the first topics went out before b existed: b knows them from a snapshot.
+    await eventually(() => other.presence('big:0'), (m) => ids(m).join() === 'zoe', 5000, 'the first topic, from a snapshot');
+    for (const i of [1, 2999, 4321, TOPICS - 1]) assert.deepEqual(await other.presence(`big:${i}`), [{ id: 'zoe', data: { n: 'x'.repeat(20) } }]);
+    const rejected = (other as unknown as { hub: { presence: { stats(): { rejected: number } } } }).hub.presence.stats().rejected;
+    assert.equal(rejected, 0);
+  } finally {
+    zoe.close();
+    await Promise.all([a.close(), b?.close()]);
+  }
+});

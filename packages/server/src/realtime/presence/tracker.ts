@@ -9,7 +9,7 @@ import type { Logger } from '../../app/logger.ts';
 import type { Socket } from '../socket.ts';
 import { topicEnvelope } from '../protocol.ts';
 import type { ResolvedPresenceOptions } from './options.ts';
-import { PRESENCE_CHANNEL, WIRE_VERSION, readAnnouncement, type Announcement, type WireMember } from './wire.ts';
+import { PART_CHARS, PRESENCE_CHANNEL, WIRE_VERSION, readAnnouncement, type Announcement, type WireMember } from './wire.ts';
 
 /** One member of a presence topic, as `app.presence()` and `live.presence()` list it. */
 export interface PresenceMember<Data = unknown> {
@@ -31,11 +31,15 @@ export interface PresenceHost {
 interface LocalMember {
   data: unknown;
   sockets: number;
+  /** Characters of its id and JSON data: how snapshots are cut into parts. */
+  size: number;
 }
 
 interface Peer {
   expires: number;
   topics: Map<string, Map<string, unknown>>;
+  /** The parts received so far of the snapshot being assembled (number `n`). */
+  pending: { n: number; of: number; parts: ([string, WireMember[]][] | undefined)[]; got: number } | null;
 }
 
 export interface PresenceStats {
@@ -62,6 +66,8 @@ export class PresenceTracker {
   private soon: NodeJS.Timeout | null = null;
   private stopped = false;
   private rejected = 0;
+  /** Snapshots sent: each one's number, so that a receiver knows which parts belong together. */
+  private snapshots = 0;
 
   private readonly host: PresenceHost;
   private readonly logger: Logger;
@@ -118,10 +124,10 @@ export class PresenceTracker {
       member.sockets++;
       return;
     }
-    const data = this.dataOf(options, socket, topic);
+    const [data, size] = this.dataOf(options, socket, topic);
     // Present elsewhere already (another process): no second $join. Only asked when events are on.
     const quiet = !options.events || this.has(topic, id);
-    members.set(id, { data, sockets: 1 });
+    members.set(id, { data, sockets: 1, size: id.length + size + topic.length });
     if (!quiet) this.emit(options, topic, '$join', id, data);
     if (this.host.bus !== null) this.announce(data === undefined ? { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id } : { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id, d: data });
   }
@@ -172,7 +178,7 @@ export class PresenceTracker {
     if (a.o === this.origin || this.stopped) return; // our own, echoed back
     if (a.k === 'b') return this.forget(a.o);
     let peer = this.peers.get(a.o);
-    if (peer === undefined) this.peers.set(a.o, (peer = { expires: 0, topics: new Map() }));
+    if (peer === undefined) this.peers.set(a.o, (peer = { expires: 0, topics: new Map(), pending: null }));
     peer.expires = Date.now() + a.ttl;
     switch (a.k) {
       case 'h':
@@ -182,7 +188,7 @@ export class PresenceTracker {
       case 'l':
         return this.peerLeave(peer, a.t, a.i);
       case 's':
-        return this.peerSnapshot(peer, a.m);
+        return this.peerSnapshotPart(peer, a.n, a.p, a.of, a.m);
     }
   }
 
@@ -198,16 +204,16 @@ export class PresenceTracker {
     return null;
   }
 
-  private dataOf(options: ResolvedPresenceOptions, socket: Socket<any>, topic: string): unknown {
-    if (options.data === null) return undefined;
+  /** The member's data and the length of its JSON. */
+  private dataOf(options: ResolvedPresenceOptions, socket: Socket<any>, topic: string): [unknown, number] {
+    if (options.data === null) return [undefined, 0];
     try {
       const data = options.data(socket);
       // Checked once per member: it travels as JSON (replies, events, the bus).
-      if (data !== undefined) JSON.stringify(data);
-      return data;
+      return data === undefined ? [undefined, 0] : [data, JSON.stringify(data).length];
     } catch (err) {
       this.logger.error({ err, topic }, 'presence data function failed or returned non-JSON data; member shown without data');
-      return undefined;
+      return [undefined, 0];
     }
   }
 
@@ -256,14 +262,27 @@ export class PresenceTracker {
     if (options !== null && !this.has(topic, id)) this.emit(options, topic, '$leave', id, data);
   }
 
+  /** Collects the parts of a snapshot; a newer snapshot abandons an unfinished older one. */
+  private peerSnapshotPart(peer: Peer, n: number, p: number, of: number, m: [string, WireMember[]][]): void {
+    let pending = peer.pending;
+    if (pending !== null && n < pending.n) return; // a late part of an abandoned snapshot
+    if (pending === null || pending.n !== n || pending.of !== of) peer.pending = pending = { n, of, parts: new Array(of), got: 0 };
+    if (pending.parts[p] !== undefined) return;
+    pending.parts[p] = m;
+    if (++pending.got < of) return;
+    peer.pending = null;
+    this.peerSnapshot(peer, pending.parts.flat() as [string, WireMember[]][]);
+  }
+
   /** A full snapshot replaces what was known of the peer: the differences become joins and leaves. */
   private peerSnapshot(peer: Peer, snapshot: [string, WireMember[]][]): void {
     const next = new Map<string, Map<string, unknown>>();
     for (const [topic, list] of snapshot) {
       if (list.length === 0 || this.host.lookup(topic) === null) continue;
-      const members = new Map<string, unknown>();
+      // A topic cut between two parts appears in both.
+      let members = next.get(topic);
+      if (members === undefined) next.set(topic, (members = new Map()));
       for (const [id, data] of list) members.set(id, data);
-      next.set(topic, members);
     }
     for (const [topic, members] of [...peer.topics]) {
       for (const id of [...members.keys()]) if (!next.get(topic)?.has(id)) this.peerLeave(peer, topic, id);
@@ -308,15 +327,28 @@ export class PresenceTracker {
     this.soon.unref();
   }
 
+  /** Sends every local member, cut into parts of about PART_CHARS (bus messages stay small). */
   private snapshot(): void {
-    if (this.host.bus === null) return;
-    const m: [string, WireMember[]][] = [];
+    if (this.host.bus === null || this.stopped) return;
+    const parts: [string, WireMember[]][][] = [];
+    let part: [string, WireMember[]][] = [];
+    let chars = 0;
     for (const [topic, members] of this.local) {
-      const list: WireMember[] = [];
-      for (const [id, member] of members) list.push(member.data === undefined ? [id] : [id, member.data]);
-      m.push([topic, list]);
+      let list: WireMember[] = [];
+      part.push([topic, list]);
+      for (const [id, member] of members) {
+        if (chars > PART_CHARS) {
+          parts.push(part);
+          part = [[topic, (list = [])]];
+          chars = 0;
+        }
+        list.push(member.data === undefined ? [id] : [id, member.data]);
+        chars += member.size + 8;
+      }
     }
-    this.announce({ v: WIRE_VERSION, o: this.origin, k: 's', ttl: this.ttl, m });
+    parts.push(part);
+    const n = ++this.snapshots;
+    for (let p = 0; p < parts.length; p++) this.announce({ v: WIRE_VERSION, o: this.origin, k: 's', ttl: this.ttl, n, p, of: parts.length, m: parts[p]! });
   }
 
   private announce(a: Announcement): void {

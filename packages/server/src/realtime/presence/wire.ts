@@ -12,8 +12,12 @@ export const WIRE_VERSION = 1;
 export type WireMember = [id: string, data?: unknown];
 
 export type Announcement =
-  /** Snapshot (heartbeat): every member this process has, per topic. Replaces what was known. */
-  | { v: 1; o: string; k: 's'; ttl: number; m: [topic: string, members: WireMember[]][] }
+  /**
+   * Snapshot (heartbeat): every member this process has, per topic, in `of` parts (so that no
+   * bus message grows past about 64 KiB); part `p` of snapshot number `n`. Once all parts of
+   * one snapshot arrived, they replace what was known of the sender.
+   */
+  | { v: 1; o: string; k: 's'; ttl: number; n: number; p: number; of: number; m: [topic: string, members: WireMember[]][] }
   /** A member appeared on this process. */
   | { v: 1; o: string; k: 'j'; ttl: number; t: string; i: string; d?: unknown }
   /** A member left this process. */
@@ -24,6 +28,8 @@ export type Announcement =
   | { v: 1; o: string; k: 'b' };
 
 const MAX_ENTRIES = 1_000_000;
+/** A snapshot part is cut once its members' ids and data pass this many characters. */
+export const PART_CHARS = 64 * 1024;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1024;
@@ -52,6 +58,8 @@ export function readAnnouncement(message: string | Uint8Array | ArrayBuffer): An
       return a as Announcement;
     case 's': {
       if (!Array.isArray(a.m)) return 'snapshot invalid';
+      const whole = (v: unknown, max: number) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= max;
+      if (!whole(a.n, Number.MAX_SAFE_INTEGER) || !whole(a.of, 100_000) || (a.of as number) < 1 || !whole(a.p, (a.of as number) - 1)) return 'snapshot part invalid';
       let n = 0;
       for (const entry of a.m) {
         if (!Array.isArray(entry) || !isValidTopic(entry[0]) || !Array.isArray(entry[1])) return 'snapshot entry invalid';
