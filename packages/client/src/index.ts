@@ -2,6 +2,9 @@
 // (docs/protocol.md). Zero dependencies; one closure per connection so that the
 // minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
 
+import { presenceListener, type PresenceChange, type PresenceMember } from './presence.ts';
+export { PRESENCE_EVENTS, type PresenceChange, type PresenceMember } from './presence.ts';
+
 /** Connection state. `reconnecting` covers both the backoff wait and the retry itself. */
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
@@ -153,6 +156,10 @@ export interface Live<E = EventMap, R = RequestMap> {
   onStatus(listener: (status: Status, info: StatusInfo) => void): Unsubscribe;
   /** Application-level ping; resolves with the round-trip time in ms. Also a barrier: every earlier frame has been handled. */
   ping(options?: RequestOptions): Promise<number>;
+  /** Who is on a presence topic (docs/presence.md). Rejects with `DENIED` when the server's `subscribe` hook refuses the topic, `NO_PRESENCE` when it has no presence. */
+  presence<D = unknown>(topic: string, options?: RequestOptions): Promise<PresenceMember<D>[]>;
+  /** Join and leave events of a presence topic declared with `events: true`. Subscribes like `subscribe()`. */
+  onPresence<D = unknown>(topic: string, listener: (change: PresenceChange<D>) => void, options?: SubscribeOptions): Unsubscribe;
   /** Closes for good: no reconnect, pending requests reject with `CLOSED`. */
   close(): void;
 }
@@ -277,7 +284,7 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
   };
 
   /** Sends a frame that expects an answer with the same ref. */
-  const ask = (frame: { type: string; event?: string; data?: unknown }, ms = timeout) =>
+  const ask = (frame: { type: string; event?: string; data?: unknown; topic?: string }, ms = timeout) =>
     new Promise<any>((y, n) => {
       const e = frame.event ?? frame.type;
       if (status === 'closed') return n(new ClientError('CLOSED', `Cannot send "${e}": the client is closed`, { event: e }));
@@ -491,6 +498,8 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       await ask({ type: 'ping' }, o?.timeout);
       return Date.now() - t;
     },
+    presence: (topic: string, o?: RequestOptions) => ask({ type: 'presence', topic }, o?.timeout),
+    onPresence: (topic, listener, o) => listen(topic, presenceListener(listener), o),
     close() {
       if (status !== 'closed') shutdown(1000, '');
     },

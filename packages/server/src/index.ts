@@ -27,7 +27,7 @@ export type { WsRateLimit } from './realtime/rate-limit.ts';
 export type { TopicOptions } from './realtime/topics/index.ts';
 export type { HistoryOptions, HistoryStore, Position, Appended, HistoryRead, HistoryRequest, Unrecoverable } from './realtime/history/index.ts';
 export { MemoryHistoryStore, judge, positionedEnvelope, newEpoch, isEpoch } from './realtime/history/index.ts';
-export type { PresenceOptions } from './realtime/presence/index.ts';
+export type { PresenceOptions, PresenceMember } from './realtime/presence/index.ts';
 export { TERMINAL_CLOSE_CODES } from './realtime/protocol.ts';
 export type { MultipartLimits, MultipartPart } from './http/io/multipart.ts';
 export { cors, type CorsOptions, type CorsOrigin } from './middleware/cors/index.ts';

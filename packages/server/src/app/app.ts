@@ -8,6 +8,7 @@ import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '..
 import type { CompressionOptions } from '../serving/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
 import type { TopicOptions } from '../realtime/topics/index.ts';
+import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from './logger.ts';
 import { parsePattern } from '../routing/path.ts';
@@ -172,8 +173,19 @@ export class App extends Router {
    */
   topic(pattern: string, options: TopicOptions): this {
     if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
-    this.hub.defineTopic(pattern, options);
+    const declared = this.hub.defineTopic(pattern, options);
+    if (declared.presence !== null) this.hub.enablePresence(this.config.presenceHeartbeat);
     return this;
+  }
+
+  /**
+   * Who is on a presence topic (one member per id, on every process this one hears from):
+   * `{ id, data }` per member. Rejects when `topic` has no presence (see docs/presence.md).
+   */
+  async presence<Data = unknown>(topic: string): Promise<PresenceMember<Data>[]> {
+    const tracker = this.hub.presence;
+    if (tracker === null || tracker.options(topic) === null) throw new TypeError(`topic ${JSON.stringify(topic)} has no presence: declare it with app.topic(pattern, { presence: true })`);
+    return tracker.members(topic) as PresenceMember<Data>[];
   }
 
   /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */

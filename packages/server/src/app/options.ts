@@ -55,6 +55,12 @@ export interface AppOptions {
    * "Buses"). Default: the in-process bus (nothing beyond this process).
    */
   bus?: Bus;
+  /**
+   * Presence across processes (docs/presence.md): `heartbeat` is the milliseconds between a
+   * process's snapshots of its members on the bus; a process not heard from for three
+   * heartbeats has its members removed. Default 2000 (min 50).
+   */
+  presence?: { heartbeat?: number };
 }
 
 export interface ListenOptions {
@@ -77,6 +83,7 @@ export interface ResolvedOptions {
   tls: TlsOptions | undefined;
   coalescePublishes: boolean;
   bus: Bus | undefined;
+  presenceHeartbeat: number;
 }
 
 export function resolveAppOptions(options: AppOptions): ResolvedOptions {
@@ -112,7 +119,12 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
   if (bus !== undefined && (typeof bus !== 'object' || bus === null || typeof bus.publish !== 'function' || typeof bus.interest !== 'function' || typeof bus.start !== 'function' || typeof bus.close !== 'function')) {
     throw new TypeError('bus must implement start, publish, interest and close');
   }
+  const presence = o.presence;
+  if (presence !== undefined && (typeof presence !== 'object' || presence === null)) throw new TypeError('presence must be an object ({ heartbeat })');
+  const heartbeat = presence?.heartbeat ?? 2000;
+  if (!Number.isSafeInteger(heartbeat) || heartbeat < 50 || heartbeat > 600_000) throw new TypeError('presence.heartbeat must be an integer from 50 to 600000 (milliseconds)');
   return {
+    presenceHeartbeat: heartbeat,
     settings,
     trailingSlash: o.trailingSlash ?? 'ignore',
     maxHeaderSize: o.maxHeaderSize,

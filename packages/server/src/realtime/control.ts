@@ -10,6 +10,7 @@ import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pon
 import type { Socket } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
+import { compilePresenceRead } from './presence/index.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -74,6 +75,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       },
     );
   };
+
+  const presence = compilePresenceRead(b, log, answer);
 
   const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean) => {
     if (err instanceof ValidationError) return answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
@@ -146,6 +149,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
         return runEvent(s, frame.event, frame.data, ref);
       case 'ping':
         return answer(s, pongFrame(ref), false);
+      case 'presence':
+        return presence(s, frame.topic, ref);
       default:
         return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
     }

@@ -9,10 +9,11 @@ import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../app/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 import type { WsStats } from './stats.ts';
-import { TopicRegistry, type TopicOptions } from './topics/index.ts';
+import { TopicRegistry, type ResolvedTopicOptions, type TopicOptions } from './topics/index.ts';
 import { HistoryEngine } from './history/engine.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
+import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
 
 export class WsHub {
   private uws: UwsApp | null = null;
@@ -21,6 +22,8 @@ export class WsHub {
   readonly bus: Bus;
   /** Options declared per topic pattern (app.topic): history, presence. */
   readonly topics = new TopicRegistry();
+  /** Who is on presence topics; created by the first presence pattern (app.topic). */
+  presence: PresenceTracker | null = null;
   private readonly sockets = new Set<Socket<any>>();
   private idle: (() => void)[] = [];
   /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
@@ -52,12 +55,12 @@ export class WsHub {
    * app.topic(): declares the pattern. History behind a bus needs a store every process
    * shares: each process's memory would number the same topic differently.
    */
-  defineTopic(pattern: string, options: TopicOptions): void {
+  defineTopic(pattern: string, options: TopicOptions): ResolvedTopicOptions {
     const h = options?.history;
     if (h !== undefined && h.store?.shared !== true && (h.store !== undefined || !this.history.sharedDefault) && this.remote !== null) {
       throw new TypeError(`topic ${pattern}: history with a bus (cluster(), Redis, NATS) needs a store all processes share, e.g. history: { size, store: redisHistory({ url }) } from @tachyon/redis (docs/history.md)`);
     }
-    this.topics.define(pattern, options);
+    return this.topics.define(pattern, options);
   }
 
   /** The history options of `topic`, or null: one cached lookup, or a field check when no pattern was declared. @internal */
@@ -91,15 +94,50 @@ export class WsHub {
 
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
+    const started = this.startBusOnly();
+    const presence = this.presence;
+    if (presence === null) return started;
+    if (started instanceof Promise) return started.then(() => presence.start());
+    presence.start();
+  }
+
+  private startBusOnly(): void | Promise<void> {
     return this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
   }
 
   private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
     if (this.uws === null) return;
+    if (topic === PRESENCE_CHANNEL) return this.presence?.receive(message);
     this.flushTopic(topic);
     if (this.history.recording) this.history.delivered(topic, message);
     this.uws.publish(topic, message, isBinary);
   };
+
+  /** Tracks presence from now on (the first presence pattern was declared). @internal */
+  enablePresence(heartbeat: number): PresenceTracker {
+    const remote = this.remote;
+    return (this.presence ??= new PresenceTracker(
+      {
+        lookup: (topic) => this.topics.lookup(topic)?.presence ?? null,
+        publishLocal: (topic, message) => {
+          this.flushTopic(topic);
+          this.publishLocal(topic, message);
+        },
+        bus:
+          remote === null
+            ? null
+            : {
+                send: (message) => this.sendToBus(PRESENCE_CHANNEL, message, false),
+                listen: () => {
+                  remote.subscriberCount?.(PRESENCE_CHANNEL, 1);
+                  remote.interest(PRESENCE_CHANNEL, true);
+                },
+              },
+      },
+      heartbeat,
+      this.logger,
+    ));
+  }
 
   /** A socket published to a topic (uWS delivered it locally, except to the sender). @internal */
   socketPublished(topic: string, message: BusMessage, isBinary: boolean): void {
@@ -282,6 +320,7 @@ export class WsHub {
 
   /** Closes every socket with `code` and resolves when all are gone (or after `timeout` ms, cutting the rest). */
   async closeAll(code: number, reason: string, timeout: number): Promise<void> {
+    this.presence?.stop(); // the others forget our members now, not after the expiry
     this.flush();
     if (this.sockets.size === 0) return;
     const gone = new Promise<void>((resolve) => this.idle.push(resolve));

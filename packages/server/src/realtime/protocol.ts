@@ -55,7 +55,7 @@ export function directEnvelope(event: string, json: string | undefined): string 
   return json === undefined ? `{"event":"${event}"}` : `{"event":"${event}","data":${json}}`;
 }
 
-export type ErrorCode = 'BAD_FRAME' | 'UNKNOWN_EVENT' | 'VALIDATION' | 'HANDLER_ERROR' | 'RATE_LIMITED';
+export type ErrorCode = 'BAD_FRAME' | 'UNKNOWN_EVENT' | 'VALIDATION' | 'HANDLER_ERROR' | 'RATE_LIMITED' | 'DENIED' | 'NO_PRESENCE';
 
 const ref = (r: number | undefined) => (r === undefined ? '' : `,"ref":${r}`);
 

@@ -127,6 +127,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       const reason = Buffer.from(message).toString('utf8'); // copied: the buffer dies with the callback
       if (hub.distributed) hub.socketClosing(s._topicsAtClose());
       s._detach();
+      hub.presence?.closed(s);
       hub.remove(s);
       if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');
       if (b.close) safely('close', b.close, s, code, reason);

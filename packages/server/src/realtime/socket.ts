@@ -6,6 +6,7 @@ import type { MessageBudget } from './rate-limit.ts';
 import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
+import type { PresenceTracker } from './presence/index.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -26,6 +27,8 @@ export interface SocketHub {
   publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any>): boolean;
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
   subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void;
+  /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
+  readonly presence: PresenceTracker | null;
 }
 
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
@@ -126,6 +129,8 @@ export class Socket<Data = unknown> {
       (this.tracked ??= new Set()).add(topic);
       this._policy.hub.subscribed(topic);
     }
+    const presence = this._policy.hub.presence;
+    if (presence !== null) presence.subscribed(this, topic);
     return ok;
   }
 
@@ -140,6 +145,8 @@ export class Socket<Data = unknown> {
       this.tracked?.delete(topic);
       this._policy.hub.unsubscribed(topic);
     }
+    const presence = this._policy.hub.presence;
+    if (presence !== null) presence.unsubscribed(this, topic);
     return ok;
   }
 

@@ -1,1 +1,4 @@
-export type { PresenceOptions } from './options.ts';
+export type { PresenceOptions, ResolvedPresenceOptions } from './options.ts';
+export { PresenceTracker, type PresenceMember, type PresenceStats, type PresenceHost } from './tracker.ts';
+export { PRESENCE_CHANNEL } from './wire.ts';
+export { compilePresenceRead } from './read.ts';

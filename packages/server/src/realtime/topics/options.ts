@@ -1,7 +1,7 @@
 // What `app.topic(pattern, options)` declares for the topics a pattern matches. Topics no
 // pattern matches have none of it and pay nothing for it (docs/realtime.md, "Topic options").
 import { checkHistoryOptions, type HistoryOptions } from '../history/options.ts';
-import { checkPresenceOptions, type PresenceOptions } from '../presence/options.ts';
+import { checkPresenceOptions, type PresenceOptions, type ResolvedPresenceOptions } from '../presence/options.ts';
 
 export interface TopicOptions {
   /** Keep what is published, so reconnecting clients recover what they missed. */
@@ -14,7 +14,7 @@ export interface TopicOptions {
 export interface ResolvedTopicOptions {
   readonly pattern: string;
   readonly history: Readonly<HistoryOptions> | null;
-  readonly presence: Readonly<PresenceOptions> | null;
+  readonly presence: ResolvedPresenceOptions | null;
 }
 
 export function resolveTopicOptions(pattern: string, options: TopicOptions): ResolvedTopicOptions {

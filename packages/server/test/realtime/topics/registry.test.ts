@@ -11,7 +11,7 @@ test('topic patterns: exact names win, then the first declared pattern; * spans 
   r.define('room:*:chat', { history: { size: 5, ttl: 1000 } });
   assert.equal(r.active, true);
   assert.equal(r.lookup('room:lobby')?.pattern, 'room:lobby');
-  assert.deepEqual(r.lookup('room:lobby')?.presence, {});
+  assert.equal(r.lookup('room:lobby')?.presence?.events, false); // presence: true is the defaults (presence/options.ts)
   assert.equal(r.lookup('room:lobby')?.history, null);
   assert.equal(r.lookup('room:1')?.history?.size, 10);
   assert.equal(r.lookup('room:1:chat')?.pattern, 'room:*', 'declared first');
