@@ -1,7 +1,7 @@
 // A cluster() process on a broker, as a user would write it (cluster-buses.test.ts starts two):
 // MODE=per-worker gives each worker's App its own broker bus (new App({ bus })), MODE=primary
 // gives the bus to cluster() (the primary relays), MODE=both gives both (refused), HISTORY=memory declares a
-// history topic on the default memory store (refused with a broker). KIND=redis|nats, URL, WORKERS. The primary
+// history topic on the default memory store (refused with a broker), PRESENCE=1 presence on p:*. KIND=redis|nats, URL, WORKERS. The primary
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
 // the workers answer WebSocket requests (who, pub, crash, stats, counts).
 import { threadId } from 'node:worker_threads';
@@ -23,11 +23,14 @@ const server = await cluster(
   { workers: 2, port: 0, host: '127.0.0.1', bus: relayBus as Bus | undefined, logger: jsonLogger('info'), restartDelay: 50, shutdownTimeout: 2000 },
   () => {
     const own = env.MODE === 'primary' ? undefined : makeBus();
-    const app = new App({ bus: own, logger: jsonLogger('warn') });
+    const app = new App({ bus: own, logger: jsonLogger('warn'), presence: { heartbeat: 200 } });
+    // PRESENCE=1: presence on p:* topics, members by the ?id= of the connection.
+    if (env.PRESENCE === '1') app.topic('p:*', { presence: { id: (ws) => (ws.data as { id?: string }).id, events: true } });
     // HISTORY=memory: a history topic on the default store (refused with a broker: not shared).
     if (env.HISTORY === 'memory') app.topic('h:*', { history: { size: 10 } });
     const timers = new Set<NodeJS.Timeout>();
     app.ws('/ws', {
+      upgrade: (req) => ({ id: (req.query as Record<string, string | undefined>).id }),
       events: {
         who: { handler: () => ({ worker: app.worker, thread: threadId }) },
         // n publishes of { from, seq }; with `every` (ms), one per tick in the background.

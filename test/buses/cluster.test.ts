@@ -322,3 +322,47 @@ describe('cluster() on redis, primary: a worker dies', () => {
     assert.ok(procs[0]!.log.some((l) => /worker uncaught exception: replacing it/.test(String(l?.msg ?? ''))), 'the death was logged');
   });
 });
+
+describe('cluster() on redis, primary: presence across 2 processes x 2 workers', () => {
+  let broker: Broker;
+  let procs: ClusterProcess[] = [];
+  const clients: Live[] = [];
+  after(async () => {
+    for (const c of clients) c.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await broker?.dispose();
+  });
+
+  test('members on any worker of either process are listed by all; one user on both processes is one member; leaves reach the others', async () => {
+    broker = await RedisBroker.start();
+    procs = await Promise.all([0, 1].map(() => ClusterProcess.start('redis', 'primary', broker.url, { PRESENCE: '1' })));
+    const open = (p: number, id: string) => {
+      const live = connect(`ws://127.0.0.1:${procs[p]!.port}/ws?id=${id}`);
+      clients.push(live);
+      return live;
+    };
+    const ann = open(0, 'ann');
+    const bob1 = open(1, 'bob');
+    const bob2 = open(0, 'bob'); // a second tab, on the other process
+    const seen: { type: string; id: string }[] = [];
+    ann.onPresence('p:1', ({ type, member }) => seen.push({ type, id: member.id }));
+    bob1.subscribe('p:1', () => {});
+    bob2.subscribe('p:1', () => {});
+    const ids = async (live: Live) => ((await live.presence('p:1')) as { id: string }[]).map((m) => m.id).sort();
+    const expect = async (want: string[]) => {
+      for (const live of [ann, bob1, bob2]) {
+        if (live.status === 'closed') continue;
+        await waitFor(async () => JSON.stringify(await ids(live)) === JSON.stringify(want), `${want} listed`, 10_000);
+      }
+    };
+    await expect(['ann', 'bob']);
+    await waitFor(() => seen.some((e) => e.type === 'join' && e.id === 'bob'), 'ann saw bob join');
+    bob1.close(); // bob is still there in his other tab
+    await sleep(800); // 4 heartbeats: a wrong leave would show by now
+    await expect(['ann', 'bob']);
+    assert.ok(!seen.some((e) => e.type === 'leave'), 'no leave while a tab is open');
+    bob2.close();
+    await waitFor(() => seen.some((e) => e.type === 'leave' && e.id === 'bob'), 'ann saw bob leave', 10_000);
+    assert.deepEqual(await ids(ann), ['ann']);
+  });
+});
