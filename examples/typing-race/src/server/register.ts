@@ -99,6 +99,8 @@ export function registerGame(app: App, options: GameRoutesOptions = {}): GameRou
       if (owner !== 0) void forward(app, owner, { op: 'leave', roomCode, playerId: state.you }).catch(() => {});
       return state;
     }
+    // Another join of this socket answered first (two joins in flight to owners): leave that room.
+    if (ws.data.roomCode !== null && ws.data.roomCode !== roomCode) leaveRoom(ws);
     ws.data.roomCode = roomCode;
     ws.data.playerId = state.you;
     ws.data.owner = owner;
