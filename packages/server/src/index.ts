@@ -37,3 +37,4 @@ export type { AppView } from './app/settings.ts';
 export { health, type HealthCheck, type HealthOptions } from './middleware/health/index.ts';
 export { metrics, type MetricsMiddleware, type MetricsOptions } from './middleware/metrics/index.ts';
 export { cluster, type AppFactory, type ClusterOptions, type ClusterServer } from './cluster/index.ts';
+export { ClusterRequestError, type ClusterHandler, type ClusterRequestErrorCode, type ClusterRequestOptions } from './cluster/requests.ts';

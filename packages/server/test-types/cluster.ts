@@ -1,6 +1,6 @@
 // Type tests for cluster(): options, the factory, the primary's server, the app's worker id
 // and cluster-wide counts. Every @ts-expect-error line must be an error, or the compile fails.
-import { App, cluster, type ClusterCounts, type ClusterOptions, type ClusterServer } from '@tachyon/server';
+import { App, ClusterRequestError, cluster, type ClusterCounts, type ClusterHandler, type ClusterOptions, type ClusterRequestErrorCode, type ClusterRequestOptions, type ClusterServer } from '@tachyon/server';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_ok: T) => {};
@@ -36,3 +36,35 @@ await cluster({}, () => 'not an app');
 await cluster({ workers: 2 });
 // @ts-expect-error: read-only
 server.port = 1;
+
+// Requests between workers: app.cluster.request()/handle().
+{
+  const app = new App();
+  app.cluster.handle('double', (n: number, fromWorker) => {
+    expectType<Equal<typeof fromWorker, number>>(true);
+    return n * 2;
+  });
+  app.cluster.handle('async', async () => ({ ok: true }));
+  const reply = await app.cluster.request<number>(2, 'double', 21, { timeout: 1000 });
+  expectType<Equal<typeof reply, number>>(true);
+  const untyped = await app.cluster.request(0, 'async');
+  expectType<Equal<typeof untyped, unknown>>(true);
+  try {
+    await app.cluster.request(1, 'x');
+  } catch (err) {
+    if (err instanceof ClusterRequestError) {
+      expectType<Equal<typeof err.code, ClusterRequestErrorCode>>(true);
+      expectType<Equal<typeof err.worker, number>>(true);
+    }
+  }
+  const handler: ClusterHandler<string, string> = (s) => s.toUpperCase();
+  app.cluster.handle('upper', handler);
+  const options: ClusterRequestOptions = { timeout: 50 };
+  void options;
+  // @ts-expect-error: the worker is a number
+  void app.cluster.request('2', 'double', 1);
+  // @ts-expect-error: a handler is a function
+  app.cluster.handle('double', 42);
+  // @ts-expect-error: timeout is a number
+  void app.cluster.request(1, 'x', 1, { timeout: '1s' });
+}

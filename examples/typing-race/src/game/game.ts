@@ -12,8 +12,11 @@ export const TICK_MS = 100;
 
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud to a friend
 const CODE_LENGTH = 6;
-/** Room codes as the protocol accepts them. */
-export const ROOM_CODE = /^[A-HJ-NP-Z2-9]{6}$/;
+/**
+ * Room codes as the protocol accepts them: 6 letters/digits, after the owner's worker id and a
+ * dash when the server runs on cluster() (`2-K7QW2M`: room K7QW2M of worker 2).
+ */
+export const ROOM_CODE = /^(?:[1-9][0-9]{0,3}-)?[A-HJ-NP-Z2-9]{6}$/;
 
 export interface GameOptions {
   publish: Publish;
@@ -22,6 +25,8 @@ export interface GameOptions {
   passages?: readonly string[];
   /** 0 <= x < 1; default Math.random. Tests pass a seeded one. */
   random?: () => number;
+  /** Put before every room code: the worker id and a dash on cluster() (`2-`), so any worker knows a room's owner. */
+  codePrefix?: string;
 }
 
 export class Game {
@@ -32,6 +37,7 @@ export class Game {
   readonly #rooms = new Map<string, Room>();
   /** Rooms matchmaking may still fill (pruned lazily), in the order they opened. */
   readonly #open = new Set<Room>();
+  readonly #codePrefix: string;
 
   constructor(options: GameOptions) {
     this.config = gameConfig(options.config);
@@ -39,6 +45,7 @@ export class Game {
     this.#passages = options.passages ?? PASSAGES;
     if (this.#passages.length === 0) throw new RangeError('game: no passages');
     this.#random = options.random ?? Math.random;
+    this.#codePrefix = options.codePrefix ?? '';
   }
 
   get roomCount(): number {
@@ -108,7 +115,7 @@ export class Game {
   }
 
   #code(): string {
-    let code = '';
+    let code = this.#codePrefix;
     for (let i = 0; i < CODE_LENGTH; i++) code += CODE_ALPHABET[Math.floor(this.#random() * CODE_ALPHABET.length)];
     return code;
   }

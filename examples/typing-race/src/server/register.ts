@@ -3,9 +3,10 @@
 // routes on the same App.
 import { HttpError, type App, type Socket } from '@tachyon/server';
 import { z } from 'zod';
-import { Game, TICK_MS, roomTopic, type GameConfig, type GameError, type GameErrorCode, type Guest } from '../game/index.ts';
+import { Game, TICK_MS, roomTopic, type Accepted, type GameConfig, type GameError, type GameErrorCode, type GameState, type Guest } from '../game/index.ts';
 import { guestFrom, newGuest, setGuestCookie } from './guest.ts';
 import { JoinData, Keystrokes, MatchmakeQuery } from './schemas.ts';
+import { answerForRooms, codePrefixOf, forward, remoteOwner } from './workers.ts';
 
 export interface GameRoutesOptions {
   /** Rules settings (waitSeconds, maxRaceSeconds, ...). */
@@ -23,6 +24,8 @@ export interface PlayerSocket {
   guest: Guest;
   roomCode: string | null;
   playerId: number;
+  /** On cluster(): the worker that owns the joined room when it is another one (its input is forwarded there), else 0. */
+  owner: number;
 }
 
 export interface GameRoutes {
@@ -47,7 +50,7 @@ function refused(e: GameError): HttpError {
   return new HttpError(STATUS[e.code], `${e.code}: ${e.message}`);
 }
 
-const ROOM_TOPIC = /^race:([A-HJ-NP-Z2-9]{6})$/;
+const ROOM_TOPIC = /^race:((?:[1-9][0-9]{0,3}-)?[A-HJ-NP-Z2-9]{6})$/;
 
 export function registerGame(app: App, options: GameRoutesOptions = {}): GameRoutes {
   const game = new Game({
@@ -56,7 +59,11 @@ export function registerGame(app: App, options: GameRoutesOptions = {}): GameRou
     publish: (roomCode, event, data) => {
       app.publish(roomTopic(roomCode), event, data);
     },
+    // On cluster(): this worker's id before each code, so that every worker knows a room's owner.
+    codePrefix: codePrefixOf(app),
   });
+  // On cluster(): answer the other workers for this worker's rooms (src/server/workers.ts).
+  if (app.cluster.workers > 0) answerForRooms(app, game);
   const api = options.apiPrefix ?? '/api/pvp';
 
   app.get(`${api}/matchmake`, { query: MatchmakeQuery }, (req, res) => {
@@ -75,55 +82,76 @@ export function registerGame(app: App, options: GameRoutesOptions = {}): GameRou
   });
 
   const leaveRoom = (ws: Socket<PlayerSocket>) => {
-    const { roomCode, playerId } = ws.data;
+    const { roomCode, playerId, owner } = ws.data;
     if (roomCode === null) return;
     ws.unsubscribe(roomTopic(roomCode));
-    game.leave(roomCode, playerId, Date.now());
+    if (owner === 0) game.leave(roomCode, playerId, Date.now());
+    else forward(app, owner, { op: 'leave', roomCode, playerId }).catch(() => {}); // an owner that is gone took the room with it
     ws.data.roomCode = null;
     ws.data.playerId = 0;
+    ws.data.owner = 0;
+  };
+
+  const joined = (ws: Socket<PlayerSocket>, roomCode: string, owner: number, state: GameState | GameError): GameState => {
+    if ('ok' in state) throw refused(state);
+    if (ws.closed) {
+      // Closed while the owner was answering: nobody will send its leave.
+      if (owner !== 0) void forward(app, owner, { op: 'leave', roomCode, playerId: state.you }).catch(() => {});
+      return state;
+    }
+    // Another join of this socket answered first (two joins in flight to owners): leave that room.
+    if (ws.data.roomCode !== null && ws.data.roomCode !== roomCode) leaveRoom(ws);
+    ws.data.roomCode = roomCode;
+    ws.data.playerId = state.you;
+    ws.data.owner = owner;
+    ws.subscribe(roomTopic(roomCode));
+    return state;
+  };
+  const accepted = (r: Accepted | GameError): Accepted => {
+    if (!r.ok) throw refused(r);
+    return r;
   };
 
   app.ws(options.wsPath ?? '/ws', {
-    upgrade: (req): PlayerSocket => ({ guest: guestFrom(req) ?? newGuest(), roomCode: null, playerId: 0 }),
-    // Only the topics of rooms that exist.
+    upgrade: (req): PlayerSocket => ({ guest: guestFrom(req) ?? newGuest(), roomCode: null, playerId: 0, owner: 0 }),
+    // Only the topics of rooms that exist (asking their owner on cluster()).
     subscribe(ws, topic) {
       const m = ROOM_TOPIC.exec(topic);
-      return m !== null && game.room(m[1]!) !== undefined;
+      if (m === null) return false;
+      const owner = remoteOwner(app, m[1]!);
+      if (owner === 0) return game.room(m[1]!) !== undefined;
+      return forward(app, owner, { op: 'exists', roomCode: m[1]! }).catch(() => false);
     },
     events: {
       'pvp:join': {
         schema: JoinData,
         handler(ws, { roomCode }) {
           if (ws.data.roomCode !== null && ws.data.roomCode !== roomCode) leaveRoom(ws);
-          const state = game.join(roomCode, ws.data.guest, Date.now());
-          if ('ok' in state) throw refused(state);
-          ws.data.roomCode = roomCode;
-          ws.data.playerId = state.you;
-          ws.subscribe(roomTopic(roomCode));
-          return state;
+          const owner = remoteOwner(app, roomCode);
+          if (owner === 0) return joined(ws, roomCode, 0, game.join(roomCode, ws.data.guest, Date.now()));
+          return forward(app, owner, { op: 'join', roomCode, guest: ws.data.guest }).then((state) => joined(ws, roomCode, owner, state));
         },
       },
       'pvp:keystrokes': {
         schema: Keystrokes,
         handler(ws, text) {
-          if (ws.data.roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
-          const r = game.keystrokes(ws.data.roomCode, ws.data.playerId, text, Date.now());
-          if (!r.ok) throw refused(r);
-          return r;
+          const { roomCode, playerId, owner } = ws.data;
+          if (roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
+          if (owner !== 0) return forward(app, owner, { op: 'keystrokes', roomCode, playerId, text }).then(accepted);
+          return accepted(game.keystrokes(roomCode, playerId, text, Date.now()));
         },
       },
       'pvp:backspace': {
         schema: z.undefined(),
         handler(ws) {
-          if (ws.data.roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
-          const r = game.backspace(ws.data.roomCode, ws.data.playerId, Date.now());
-          if (!r.ok) throw refused(r);
-          return r;
+          const { roomCode, playerId, owner } = ws.data;
+          if (roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
+          if (owner !== 0) return forward(app, owner, { op: 'backspace', roomCode, playerId }).then(accepted);
+          return accepted(game.backspace(roomCode, playerId, Date.now()));
         },
       },
-      ping: {
-        handler: () => ({ now: Date.now() }),
-      },
+      // On cluster(), also which worker holds this socket (for tools and tests).
+      ping: app.cluster.workers === 0 ? { handler: () => ({ now: Date.now() }) } : { handler: () => ({ now: Date.now(), worker: app.cluster.worker }) },
     },
     close(ws) {
       leaveRoom(ws);

@@ -27,6 +27,7 @@ import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
 import { wsStatsOf } from '../realtime/stats.ts';
 import { clusterMetricsOf, clusterWorker } from '../cluster/context.ts';
+import { ClusterRequests, type ClusterHandler, type ClusterRequestOptions } from '../cluster/requests.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { Server } from './server.ts';
@@ -41,6 +42,15 @@ export interface ClusterCounts {
   subscribers(topic: string): number;
   /** Open WebSocket connections in every worker. */
   readonly connections: number;
+  /**
+   * Asks worker `worker` (1..workers; 0 outside a cluster, handled here, as is this worker's
+   * own id) for its `channel` handler's reply to `data` (copied between threads: structured
+   * clone). Rejects with a ClusterRequestError (`code`): UNKNOWN_WORKER, WORKER_GONE,
+   * NO_HANDLER, HANDLER_ERROR (the handler's message), NOT_CLONEABLE, TIMEOUT (default 5 s).
+   */
+  request<Reply = unknown>(worker: number, channel: string, data?: unknown, options?: ClusterRequestOptions): Promise<Reply>;
+  /** Answers `request(thisWorker, channel, data)` from any worker (one handler per channel). */
+  handle<Data = any>(channel: string, handler: ClusterHandler<Data>): void;
 }
 
 export interface MountOptions {
@@ -90,9 +100,12 @@ export class App extends Router {
     // other servers, the app's or the primary's relay (then a store those servers share too:
     // redisHistory).
     if (worker?.history !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
+    const requests = worker?.requests(this) ?? new ClusterRequests(0, 0);
     this.cluster = Object.freeze({
       worker: this.worker,
       workers: worker?.workers ?? 0,
+      request: <Reply>(to: number, channel: string, data?: unknown, options?: ClusterRequestOptions) => requests.request(to, channel, data, options) as Promise<Reply>,
+      handle: <Data>(channel: string, handler: ClusterHandler<Data>) => requests.handle(channel, handler),
       subscribers: (topic: string) => hub.totalSubscribers(topic),
       get connections() {
         return hub.totalConnections;

@@ -4,6 +4,7 @@
 // app/ so that app.ts can depend on it without a cycle.
 import type { Bus } from '../realtime/bus/index.ts';
 import type { HistoryStore } from '../realtime/history/store.ts';
+import type { ClusterRequests } from './requests.ts';
 
 export interface WorkerContext {
   /** 1..workers; stays the same across restarts of that worker. */
@@ -20,6 +21,8 @@ export interface WorkerContext {
    * its own bus, if it has one); later ones keep their own.
    */
   claimBus(app: object, own: Bus | undefined): Bus | undefined;
+  /** Worker-to-worker requests, for the App that owns the cluster's bus (after claimBus); undefined for others. */
+  requests(app: object): ClusterRequests | undefined;
   /** Messages this worker sent to and received from the others; static files it loaded itself or took from another worker. */
   stats(): { readonly sent: number; readonly received: number; readonly relayed: number; readonly staticMade: number; readonly staticShared: number };
   /**

@@ -54,6 +54,10 @@ export class ThreadBus implements Bus {
   private flushQueued = false;
   readonly stats: ThreadBusStats = { sent: 0, received: 0, relayed: 0 };
   private readonly flush = (): void => this.flushNow();
+  /** Messages that are not batches (requests.ts): told who sent them. */
+  onMessage: ((from: number, message: any) => void) | undefined;
+  /** A worker's ports went away (it died, restarts or left). */
+  onPeerGone: ((id: number) => void) | undefined;
 
   /** This worker's id (1-based), its slot in `connectionSlots`. */
   readonly id: number;
@@ -129,6 +133,20 @@ export class ThreadBus implements Bus {
     if (peer === undefined) return;
     this.peers.delete(id);
     peer.port.close();
+    this.onPeerGone?.(id);
+  }
+
+  /**
+   * Posts `message` (not an array: those are batches) to worker `to` now, after what is queued
+   * for it (so it arrives after this worker's earlier publishes); false without a port to it.
+   * Throws what postMessage throws (a DataCloneError), having sent nothing of `message`.
+   */
+  message(to: number, message: object): boolean {
+    const peer = this.peers.get(to);
+    if (peer === undefined) return false;
+    send(peer);
+    peer.port.postMessage(message);
+    return true;
   }
 
   publish(topic: string, message: BusMessage, isBinary: boolean): void {
@@ -189,6 +207,7 @@ export class ThreadBus implements Bus {
   }
 
   private receive(peer: Peer, batch: unknown[]): void {
+    if (!Array.isArray(batch)) return this.onMessage?.(peer.id, batch);
     const deliver = this.deliver;
     for (let i = 0; i < batch.length; ) {
       if (batch[i] === PUBLISH) {

@@ -13,6 +13,7 @@ import { WorkerByteStore } from './static-bytes.ts';
 import { WorkerMetrics } from './metrics-exchange.ts';
 import { WorkerHistoryStore } from './history-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
+import { ClusterRequests } from './requests.ts';
 
 export type AppFactory = () => App | Promise<App>;
 
@@ -36,6 +37,10 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   const metrics = new WorkerMetrics(data.id, data.workers, post);
   // History topics: the memory store lives in the primary, for every worker (history-exchange.ts).
   const history = new WorkerHistoryStore(post);
+  // app.cluster.request()/handle(): over the same ports as the bus (requests.ts).
+  const requests = new ClusterRequests(data.id, data.workers, { post: (to, message) => bus.message(to, message) });
+  bus.onMessage = (from, message) => requests.receive(from, message);
+  bus.onPeerGone = (id) => requests.peerGone(id);
   let owner: object | undefined;
   enterWorker({
     id: data.id,
@@ -48,6 +53,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       return bus;
     },
     history: data.relay ? undefined : history,
+    requests: (app: object) => (owner === app ? requests : undefined),
     stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
     linkMetrics(app: object, collect: () => Promise<unknown[]>) {
       if (owner !== app) return undefined; // like the bus: only the App the factory returns is the cluster's

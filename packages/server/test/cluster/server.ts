@@ -75,6 +75,39 @@ const server = await cluster(
       for (let i = 0; i < n; i++) app.publish(String(req.query.topic ?? 'room'), 'tick', { from: app.worker, i });
       return { worker: app.worker };
     });
+    // requests.test.ts: app.cluster.request()/handle() between workers.
+    app.cluster.handle('echo', (data, from) => ({ data, from, at: app.worker }));
+    app.cluster.handle('fail', () => {
+      throw new Error('handler broke');
+    });
+    app.cluster.handle('slow', async (ms: number) => {
+      await new Promise((r) => setTimeout(r, ms));
+      return { late: app.worker };
+    });
+    app.cluster.handle('never', () => new Promise(() => {}));
+    app.cluster.handle('bad-reply', () => ({ fn: () => 1 }));
+    app.cluster.handle('die', () => {
+      setTimeout(() => {
+        throw new Error('worker bug while asked');
+      }, 10);
+      return new Promise(() => {});
+    });
+    const ask = (to: number, channel: string, data: unknown, timeout?: number) =>
+      app.cluster.request(to, channel, data, timeout === undefined ? {} : { timeout }).then(
+        (reply) => ({ reply }),
+        (err: any) => ({ error: { name: err.name, code: err.code, worker: err.worker, channel: err.channel, message: err.message } }),
+      );
+    app.get('/ask', async (req) => {
+      const q = req.query as Record<string, string>;
+      const data = q.data === 'fn' ? () => 1 : q.data === undefined ? undefined : JSON.parse(q.data);
+      const started = Date.now();
+      // to=other: the other worker of two (so that the worker asked is never the one asking).
+      const to = q.to === 'other' ? (app.worker === 1 ? 2 : 1) : Number(q.to);
+      const first = await ask(to, q.channel ?? 'echo', data, q.timeout ? Number(q.timeout) : undefined);
+      // again=1: asks once more as soon as the first settled (a worker that just died is not back yet).
+      const again = q.again ? await ask(to, 'echo', 'again') : undefined;
+      return { asker: app.worker, ms: Date.now() - started, ...first, again };
+    });
     app.topic('hist:*', { history: { size: 1000 } }); // history.test.ts: the primary's memory store
     app.ws('/live', {
       events: {
