@@ -15,10 +15,14 @@ import type { Logger } from '../app/logger.ts';
 import { collectHeaders } from './io/request-headers.ts';
 
 const DIGITS = /^\d{1,15}$/;
+// The keys as bytes, made once: the addon reads a string key through a heap-allocated UTF-8
+// copy on every call, a byte key in place. These two lookups run on every request.
+const CONTENT_LENGTH = Buffer.from('content-length');
+const TRANSFER_ENCODING = Buffer.from('transfer-encoding');
 
 /** The request's headers when it declares a body (Content-Length or Transfer-Encoding), else undefined. */
 export function headersOfFramedRequest(ureq: UwsRequest): Record<string, string> | undefined {
-  if (ureq.getHeader('content-length') === '' && ureq.getHeader('transfer-encoding') === '') return undefined;
+  if (ureq.getHeader(CONTENT_LENGTH) === '' && ureq.getHeader(TRANSFER_ENCODING) === '') return undefined;
   return collectHeaders(ureq);
 }
 

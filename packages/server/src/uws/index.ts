@@ -5,7 +5,8 @@ import { loadAddon } from './load.ts';
 export type RecognizedString = string | ArrayBuffer | Uint8Array;
 
 export interface UwsRequest {
-  getHeader(lowerCaseKey: string): string;
+  /** A key as bytes (a Uint8Array made once) skips the addon's per-call UTF-8 copy of a string key. */
+  getHeader(lowerCaseKey: RecognizedString): string;
   getParameter(index: number): string | undefined;
   getUrl(): string;
   getMethod(): string;
