@@ -108,23 +108,23 @@ export class ThreadBus implements Bus {
    */
   addRelay(port: MessagePort): void {
     if (this.relay !== undefined) this.relay.port.close();
-    const relay: Peer = { id: RELAY, port, counts: new Map(), queue: [] };
-    this.relay = relay;
-    port.on('message', (batch: unknown[]) => this.receive(relay, batch));
-    port.unref();
-    for (const [topic, count] of this.local) relay.queue.push(COUNT, topic, count);
-    this.schedule();
+    this.relay = this.link(RELAY, port);
   }
 
   /** A new worker joined: tell it what we are subscribed to, and listen to it. */
   addPeer(id: number, port: MessagePort): void {
     this.removePeer(id);
+    this.peers.set(id, this.link(id, port));
+  }
+
+  /** Listens to `port` and queues this worker's subscriber counts for it. */
+  private link(id: number, port: MessagePort): Peer {
     const peer: Peer = { id, port, counts: new Map(), queue: [] };
-    this.peers.set(id, peer);
     port.on('message', (batch: unknown[]) => this.receive(peer, batch));
     port.unref(); // the uWS app keeps the worker alive; the mesh must not keep a closing one
     for (const [topic, count] of this.local) peer.queue.push(COUNT, topic, count);
     this.schedule();
+    return peer;
   }
 
   /** A worker died or left: forget its ports and its subscriptions. */

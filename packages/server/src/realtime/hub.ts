@@ -68,8 +68,8 @@ export class WsHub {
     return this.topics.active ? (this.topics.lookup(topic)?.history ?? null) : null;
   }
 
-  /** A socket's publish on a history topic (Socket.publish). @internal */
-  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any>): boolean {
+  /** A publish on a history topic, by the app (`from` null) or a socket (Socket.publish). @internal */
+  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any> | null): boolean {
     if (this.stats !== null) this.stats.publishes++;
     return this.history.publish(topic, event, json, h, from);
   }
@@ -94,15 +94,12 @@ export class WsHub {
 
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
-    const started = this.startBusOnly();
+    const started = this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
+    // Presence announces over the bus, so it starts once the bus has.
     const presence = this.presence;
     if (presence === null) return started;
     if (started instanceof Promise) return started.then(() => presence.start());
     presence.start();
-  }
-
-  private startBusOnly(): void | Promise<void> {
-    return this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
   }
 
   private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
@@ -219,10 +216,8 @@ export class WsHub {
     assertEventName(event);
     if (this.uws === null) return false;
     const json = encodeData(data);
-    if (this.topics.active) {
-      const h = this.topics.lookup(topic)?.history;
-      if (h != null) return this.publishHistoryFromApp(topic, event, json, h);
-    }
+    const h = this.historyOf(topic);
+    if (h !== null) return this.publishHistory(topic, event, json, h, null);
     if (this.stats !== null) this.stats.publishes++;
     const envelope = topicEnvelope(topic, event, json);
     const batches = this.batches;
@@ -241,11 +236,6 @@ export class WsHub {
       }
     }
     return true;
-  }
-
-  private publishHistoryFromApp(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>): boolean {
-    if (this.stats !== null) this.stats.publishes++;
-    return this.history.publish(topic, event, json, h, null);
   }
 
   /** Closes the history stores the declared topics use. @internal */

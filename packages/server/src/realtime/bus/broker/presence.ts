@@ -24,29 +24,24 @@ export class Presence {
   /** Subscribers of `topic` on the other servers (not this one). */
   others(topic: string): number {
     let total = 0;
-    const now = Date.now();
-    for (const [origin, peer] of this.peers) {
-      if (peer.expires < now) {
-        this.peers.delete(origin);
-        continue;
-      }
-      total += peer.counts.get(topic) ?? 0;
-    }
+    for (const counts of this.live()) total += counts.get(topic) ?? 0;
     return total;
   }
 
   /** Subscribers per topic on the other servers, every topic (the cluster's primary relay hands them to its workers). */
   totals(): Map<string, number> {
     const totals = new Map<string, number>();
+    for (const counts of this.live()) for (const [topic, count] of counts) totals.set(topic, (totals.get(topic) ?? 0) + count);
+    return totals;
+  }
+
+  /** The counts of each server heard from recently, forgetting the others on the way. */
+  private *live(): Generator<Map<string, number>> {
     const now = Date.now();
     for (const [origin, peer] of this.peers) {
-      if (peer.expires < now) {
-        this.peers.delete(origin);
-        continue;
-      }
-      for (const [topic, count] of peer.counts) totals.set(topic, (totals.get(topic) ?? 0) + count);
+      if (peer.expires < now) this.peers.delete(origin);
+      else yield peer.counts;
     }
-    return totals;
   }
 
   /** Number of other servers heard from recently. */
