@@ -20,39 +20,21 @@ import type { Settings } from './settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
-import { resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
+import { checkListenArguments, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
 import { wsStatsOf } from '../realtime/stats.ts';
 import { clusterMetricsOf, clusterWorker } from '../cluster/context.ts';
-import { ClusterRequests, type ClusterHandler, type ClusterRequestOptions } from '../cluster/requests.ts';
+import { ClusterRequests } from '../cluster/requests.ts';
+import { clusterView, type ClusterCounts } from './cluster-view.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
+export type { ClusterCounts } from './cluster-view.ts';
 export type { Server } from './server.ts';
 
 /** Cluster-wide counts, beside the app's local `subscribers()` and `connections`. */
-export interface ClusterCounts {
-  /** This app's worker id (1..workers), 0 outside a cluster. */
-  readonly worker: number;
-  /** Worker threads in the cluster, 0 outside one. */
-  readonly workers: number;
-  /** Subscribers of `topic` in every worker (counts travel between workers once per event-loop turn). */
-  subscribers(topic: string): number;
-  /** Open WebSocket connections in every worker. */
-  readonly connections: number;
-  /**
-   * Asks worker `worker` (1..workers; 0 outside a cluster, handled here, as is this worker's
-   * own id) for its `channel` handler's reply to `data` (copied between threads: structured
-   * clone). Rejects with a ClusterRequestError (`code`): UNKNOWN_WORKER, WORKER_GONE,
-   * NO_HANDLER, HANDLER_ERROR (the handler's message), NOT_CLONEABLE, TIMEOUT (default 5 s).
-   */
-  request<Reply = unknown>(worker: number, channel: string, data?: unknown, options?: ClusterRequestOptions): Promise<Reply>;
-  /** Answers `request(thisWorker, channel, data)` from any worker (one handler per channel). */
-  handle<Data = any>(channel: string, handler: ClusterHandler<Data>): void;
-}
-
 export interface MountOptions {
   /** Share responses between concurrent identical anonymous GET/HEAD requests. */
   dedup?: boolean;
@@ -100,17 +82,7 @@ export class App extends Router {
     // other servers, the app's or the primary's relay (then a store those servers share too:
     // redisHistory).
     if (worker?.history !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
-    const requests = worker?.requests(this) ?? new ClusterRequests(0, 0);
-    this.cluster = Object.freeze({
-      worker: this.worker,
-      workers: worker?.workers ?? 0,
-      request: <Reply>(to: number, channel: string, data?: unknown, options?: ClusterRequestOptions) => requests.request(to, channel, data, options) as Promise<Reply>,
-      handle: <Data>(channel: string, handler: ClusterHandler<Data>) => requests.handle(channel, handler),
-      subscribers: (topic: string) => hub.totalSubscribers(topic),
-      get connections() {
-        return hub.totalConnections;
-      },
-    });
+    this.cluster = clusterView(this.worker, worker, worker?.requests(this) ?? new ClusterRequests(0, 0), hub);
   }
 
   /**
@@ -406,21 +378,5 @@ export class App extends Router {
     }));
     await this.hub.startBus();
     return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks, stopAccepting: () => this.loopback?.close() };
-  }
-}
-
-/** The mistakes Express habits bring to listen(), each with the fix in its message. */
-function checkListenArguments(port: unknown, second: unknown, count: number): void {
-  if (typeof port === 'function' || typeof second === 'function' || count > 2) {
-    throw new TypeError('listen() takes no callback: it returns a promise. Use `const server = await app.listen(port)` (or .then())');
-  }
-  if (typeof port === 'string') {
-    throw new TypeError(`listen() needs the port as a number, got the string ${JSON.stringify(port)}: use app.listen(Number(${/^\d+$/.test(port) ? port : 'process.env.PORT'}))`);
-  }
-  if (port !== undefined && typeof port !== 'number' && (typeof port !== 'object' || port === null)) {
-    throw new TypeError(`listen() takes a port number or { port, host }, got ${port === null ? 'null' : typeof port}`);
-  }
-  if (second !== undefined && typeof second !== 'string' && (typeof second !== 'object' || second === null)) {
-    throw new TypeError(`listen(port, host): host must be a string or options object, got ${second === null ? 'null' : typeof second}`);
   }
 }

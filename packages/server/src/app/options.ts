@@ -134,3 +134,19 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     bus,
   };
 }
+
+/** The mistakes Express habits bring to listen(), each with the fix in its message. */
+export function checkListenArguments(port: unknown, second: unknown, count: number): void {
+  if (typeof port === 'function' || typeof second === 'function' || count > 2) {
+    throw new TypeError('listen() takes no callback: it returns a promise. Use `const server = await app.listen(port)` (or .then())');
+  }
+  if (typeof port === 'string') {
+    throw new TypeError(`listen() needs the port as a number, got the string ${JSON.stringify(port)}: use app.listen(Number(${/^\d+$/.test(port) ? port : 'process.env.PORT'}))`);
+  }
+  if (port !== undefined && typeof port !== 'number' && (typeof port !== 'object' || port === null)) {
+    throw new TypeError(`listen() takes a port number or { port, host }, got ${port === null ? 'null' : typeof port}`);
+  }
+  if (second !== undefined && typeof second !== 'string' && (typeof second !== 'object' || second === null)) {
+    throw new TypeError(`listen(port, host): host must be a string or options object, got ${second === null ? 'null' : typeof second}`);
+  }
+}
