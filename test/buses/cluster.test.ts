@@ -128,6 +128,16 @@ class Node {
   }
 }
 
+/** After the describe(): closes its clients, stops its cluster processes, then its broker. */
+function cleanUpAfter(state: () => { broker: Broker | undefined; procs: ClusterProcess[]; clients: Live[] }): void {
+  after(async () => {
+    const { broker, procs, clients } = state();
+    for (const c of clients) c.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await broker?.dispose();
+  });
+}
+
 async function startAll(kind: Kind, mode: Mode, broker: Broker): Promise<{ procs: ClusterProcess[]; nodes: Node[] }> {
   const procs = await Promise.all([0, 1].map(() => ClusterProcess.start(kind, mode, broker.url)));
   const nodes: Node[] = [];
@@ -164,11 +174,7 @@ for (const kind of ['redis', 'nats'] as const) {
         ({ procs, nodes } = await startAll(kind, mode, broker));
         await waitFor(() => connected(mode, procs, nodes), 'every bus connected');
       });
-      after(async () => {
-        for (const n of nodes) n.live.close();
-        await Promise.all(procs.map((p) => p.stop()));
-        await broker?.dispose();
-      });
+      cleanUpAfter(() => ({ broker, procs, clients: nodes.map((n) => n.live) }));
 
       test('a publish on any worker reaches all 4 workers exactly once, in order; counts are cluster-wide', async () => {
         for (const n of nodes) n.subscribe('fan');
@@ -247,11 +253,7 @@ for (const kind of ['redis', 'nats'] as const) {
       let broker: Broker;
       let procs: ClusterProcess[] = [];
       let nodes: Node[] = [];
-      after(async () => {
-        for (const n of nodes) n.live.close();
-        await Promise.all(procs.map((p) => p.stop()));
-        await broker?.dispose();
-      });
+      cleanUpAfter(() => ({ broker, procs, clients: nodes.map((n) => n.live) }));
 
       test('serves in-process traffic at once, is not ready, connects when the broker comes', async () => {
         broker = kind === 'redis' ? await RedisBroker.unstarted() : await NatsBroker.unstarted();
@@ -294,11 +296,7 @@ describe('cluster() on redis, primary: a worker dies', () => {
   let broker: Broker;
   let procs: ClusterProcess[] = [];
   let nodes: Node[] = [];
-  after(async () => {
-    for (const n of nodes) n.live.close();
-    await Promise.all(procs.map((p) => p.stop()));
-    await broker?.dispose();
-  });
+  cleanUpAfter(() => ({ broker, procs, clients: nodes.map((n) => n.live) }));
 
   test("the relay forgets the dead worker's subscribers; its replacement is relayed to", async () => {
     broker = await RedisBroker.start();
@@ -336,11 +334,7 @@ describe('cluster() on redis, primary: presence across 2 processes x 2 workers',
   let broker: Broker;
   let procs: ClusterProcess[] = [];
   const clients: Live[] = [];
-  after(async () => {
-    for (const c of clients) c.close();
-    await Promise.all(procs.map((p) => p.stop()));
-    await broker?.dispose();
-  });
+  cleanUpAfter(() => ({ broker, procs, clients }));
 
   test('members on any worker of either process are listed by all; one user on both processes is one member; leaves reach the others', async () => {
     broker = await RedisBroker.start();
@@ -354,7 +348,8 @@ describe('cluster() on redis, primary: presence across 2 processes x 2 workers',
     const bob1 = open(1, 'bob');
     const bob2 = open(0, 'bob'); // a second tab, on the other process
     const seen: { type: string; id: string }[] = [];
-    ann.onPresence('p:1', ({ type, member }) => seen.push({ type, id: member.id }));
+    // Join events are live only: ann's subscription is in place before bob's tabs join.
+    await new Promise<void>((resolve) => ann.onPresence('p:1', ({ type, member }) => seen.push({ type, id: member.id }), { onSubscribed: () => resolve() }));
     bob1.subscribe('p:1', () => {});
     bob2.subscribe('p:1', () => {});
     const ids = async (live: Live) => ((await live.presence('p:1')) as { id: string }[]).map((m) => m.id).sort();

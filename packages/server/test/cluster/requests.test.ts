@@ -114,5 +114,7 @@ test('outside a cluster: worker 0 is this process, handled locally with the same
   assert.equal(sent.n, 1);
   assert.throws(() => app.cluster.handle('double', () => 0), /channel "double" already has a handler/);
   assert.throws(() => app.cluster.handle('', () => 0), /non-empty string/);
+  assert.throws(() => app.cluster.handle('x', 42 as never), /the handler must be a function/);
+  await assert.rejects(app.cluster.request(0, ''), /the channel must be a non-empty string/);
   await assert.rejects(app.cluster.request(0, 'double', 1, { timeout: 0 }), /timeout must be a number of ms above 0/);
 });
