@@ -82,7 +82,7 @@ export class App extends Router {
     // other servers, the app's or the primary's relay (then a store those servers share too:
     // redisHistory).
     if (worker?.history !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
-    this.cluster = clusterView(this.worker, worker, worker?.requests(this) ?? new ClusterRequests(0, 0), hub);
+    this.cluster = clusterView(this.worker, worker?.workers ?? 0, worker?.requests(this) ?? new ClusterRequests(0, 0), hub);
   }
 
   /**

@@ -1,7 +1,6 @@
 // app.cluster: what an App knows of the cluster() it runs in (docs/cluster.md). Outside a
 // cluster the counts are this process's and requests to worker 0 are handled here, so app code
 // reads the same in one process and in N workers.
-import type { WorkerContext } from '../cluster/context.ts';
 import type { ClusterHandler, ClusterRequestOptions, ClusterRequests } from '../cluster/requests.ts';
 import type { WsHub } from '../realtime/hub.ts';
 
@@ -25,10 +24,11 @@ export interface ClusterCounts {
   handle<Data = any>(channel: string, handler: ClusterHandler<Data>): void;
 }
 
-export function clusterView(id: number, worker: WorkerContext | undefined, requests: ClusterRequests, hub: WsHub): ClusterCounts {
+/** `worker` and `workers` are 0 outside a cluster. */
+export function clusterView(worker: number, workers: number, requests: ClusterRequests, hub: WsHub): ClusterCounts {
   return Object.freeze({
-    worker: id,
-    workers: worker?.workers ?? 0,
+    worker,
+    workers,
     request: <Reply>(to: number, channel: string, data?: unknown, options?: ClusterRequestOptions) => requests.request(to, channel, data, options) as Promise<Reply>,
     handle: <Data>(channel: string, handler: ClusterHandler<Data>) => requests.handle(channel, handler),
     subscribers: (topic: string) => hub.totalSubscribers(topic),
