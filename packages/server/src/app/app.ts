@@ -1,22 +1,22 @@
 // The App: the facade users build on. Declaring routes, WebSocket routes, static files and
 // mounts only records them; `listen()` compiles everything once (compile.ts) and starts a
 // server (server.ts). Options are checked in options.ts.
-import { DedupTable } from '../serving/dedup.ts';
+import { DedupTable } from '../http/dedup.ts';
 import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
-import type { CompressionOptions } from '../serving/compression.ts';
+import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub } from '../realtime/hub.ts';
 import type { TopicOptions } from '../realtime/topics/index.ts';
 import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
-import { childLogger, type Logger } from './logger.ts';
-import { parsePattern } from '../routing/path.ts';
+import { childLogger, type Logger } from '../core/logger.ts';
+import { parsePattern } from '../core/path.ts';
 import { Router } from '../routing/router.ts';
 import { describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
-import type { Settings } from './settings.ts';
+import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';

@@ -1,12 +1,12 @@
 // AppOptions: what `new App(options)` accepts, checked once and resolved into the settings
 // every request reads. Bad values fail here, with the option's name, not at the first request.
-import { resolveCompression, type Compression, type CompressionOptions } from '../serving/compression.ts';
+import { resolveCompression, type Compression, type CompressionOptions } from '../http/compression.ts';
 import type { TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
-import { silentLogger, type Logger } from './logger.ts';
+import { silentLogger, type Logger } from '../core/logger.ts';
 import { resolveRequestId, type RequestIdOptions } from '../http/observe/request-id.ts';
 import { resolveAccessLog, type AccessLogOptions } from '../http/observe/access-log.ts';
-import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from './settings.ts';
+import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from '../core/settings.ts';
 
 export interface AppOptions {
   /**

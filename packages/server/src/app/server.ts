@@ -4,7 +4,7 @@
 import type { InflightTracker } from '../http/tracker.ts';
 import type { WsHub } from '../realtime/hub.ts';
 import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
-import type { Settings } from './settings.ts';
+import type { Settings } from '../core/settings.ts';
 import { pickFreePort } from './free-port.ts';
 import { loadUws, type UwsApp, type UwsListenSocket } from '../uws/index.ts';
 

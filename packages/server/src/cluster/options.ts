@@ -1,7 +1,7 @@
 // cluster() options: checked once, with the option's name in the error.
 import { availableParallelism } from 'node:os';
-import type { Logger } from '../app/logger.ts';
-import { silentLogger } from '../app/logger.ts';
+import type { Logger } from '../core/logger.ts';
+import { silentLogger } from '../core/logger.ts';
 import type { TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 

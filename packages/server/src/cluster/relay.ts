@@ -8,7 +8,7 @@
 // relay never carries worker-to-worker traffic, and the broker echo of this process's own
 // publishes is dropped by the broker bus (its origin).
 import type { MessagePort } from 'node:worker_threads';
-import type { Logger } from '../app/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { Bus, BusMessage } from '../realtime/bus/index.ts';
 import { COUNT, portable, PUBLISH, READY } from './thread-bus.ts';
 

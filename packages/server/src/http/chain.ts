@@ -4,7 +4,7 @@
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import type { Handler, Next } from './types.ts';
-import type { DedupTable } from '../serving/dedup.ts';
+import type { DedupTable } from './dedup.ts';
 import type { CompiledRoute, Step } from './route-context.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { SETTLED } from './io/response-core.ts';

@@ -13,12 +13,12 @@
 import { decodeComponent } from './io/query.ts';
 import { Request } from './io/request.ts';
 import { Response } from './io/response.ts';
-import type { Settings } from '../app/settings.ts';
+import type { Settings } from '../core/settings.ts';
 import type { BodyKind, ErrorHandler, Handler } from './types.ts';
-import type { Pattern } from '../routing/path.ts';
+import type { Pattern } from '../core/path.ts';
 import type { UwsHandler, UwsRequest, UwsResponse } from '../uws/index.ts';
-import type { Compression } from '../serving/compression.ts';
-import type { DedupTable } from '../serving/dedup.ts';
+import type { Compression } from './compression.ts';
+import type { DedupTable } from './dedup.ts';
 import type { Schema } from './validation.ts';
 import { framingProblemIn, headersOfFramedRequest, refuseFraming } from './framing.ts';
 import { composeChain } from './chain.ts';

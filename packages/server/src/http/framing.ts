@@ -11,7 +11,7 @@
 // header lookups; requests with one pay one walk over their headers, which they would pay
 // anyway when they go async to read the body (the request keeps the record).
 import type { UwsRequest, UwsResponse } from '../uws/index.ts';
-import type { Logger } from '../app/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import { collectHeaders } from './io/request-headers.ts';
 
 const DIGITS = /^\d{1,15}$/;

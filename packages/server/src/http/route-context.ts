@@ -3,10 +3,10 @@
 import { HttpError, RequestTimeoutError, ValidationError } from './errors.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
-import type { Settings } from '../app/settings.ts';
+import type { Settings } from '../core/settings.ts';
 import type { ErrorHandler } from './types.ts';
-import type { Compression } from '../serving/compression.ts';
-import type { DedupTable } from '../serving/dedup.ts';
+import type { Compression } from './compression.ts';
+import type { DedupTable } from './dedup.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { logAccess } from './observe/access-log.ts';
 

@@ -2,7 +2,7 @@
 // buffered up to 512 KiB for a deduplicated leader), anything else as JSON.
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
-import { MAX_SHARED_BODY } from '../serving/dedup.ts';
+import { MAX_SHARED_BODY } from './dedup.ts';
 
 /** Where a failure while sending goes (the route's error path). */
 export interface FailureSink {

@@ -1,9 +1,9 @@
 import type { Infer, Schema } from './validation.ts';
-import type { PathParams } from '../routing/path.ts';
+import type { PathParams } from '../core/path.ts';
 import type { QueryRecord } from './io/query.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
-import type { CompressionOptions } from '../serving/compression.ts';
+import type { CompressionOptions } from './compression.ts';
 
 export type { Get, RouteTypes } from './route-types.ts';
 

@@ -1,7 +1,7 @@
 // The validation step of the chain: params, query, headers and cookies synchronously, then
 // the body (read, parsed by content type, validated) when the route has a body schema.
 import { bodyKind, parseJson } from './io/body.ts';
-import { dict } from '../util/dict.ts';
+import { dict } from '../core/dict.ts';
 import { HttpError } from './errors.ts';
 import { parseQuery } from './io/query.ts';
 import type { Request } from './io/request.ts';

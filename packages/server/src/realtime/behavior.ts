@@ -2,7 +2,7 @@
 // options checked when the route is declared (some bad values would terminate the uWS core).
 import type { Request } from '../http/io/request.ts';
 import { isSchema, type Infer, type Schema } from '../http/validation.ts';
-import type { Pattern } from '../routing/path.ts';
+import type { Pattern } from '../core/path.ts';
 import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';

@@ -4,7 +4,7 @@
 // function runs per control frame and builds no closure on the synchronous path.
 import { HttpError, ValidationError } from '../http/errors.ts';
 import { compileValidator, type Schema, type Validator } from '../http/validation.ts';
-import type { Logger } from '../app/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
 import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
 import type { Socket } from './socket.ts';

@@ -1,6 +1,6 @@
 // Checks on a WebSocket handshake that uWS does not make, run before the origin check and the
 // app's upgrade hook.
-import type { Logger } from '../app/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { UwsRequest, UwsResponse } from '../uws/index.ts';
 
 /**

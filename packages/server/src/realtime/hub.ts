@@ -6,7 +6,7 @@
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
 import type { Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
-import { silentLogger, type Logger } from '../app/logger.ts';
+import { silentLogger, type Logger } from '../core/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
 import type { WsStats } from './stats.ts';
 import { TopicRegistry, type ResolvedTopicOptions, type TopicOptions } from './topics/index.ts';

@@ -10,8 +10,8 @@
 import { HttpError } from '../http/errors.ts';
 import type { Request } from '../http/io/request.ts';
 import { isPromise } from '../http/send-value.ts';
-import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../middleware/rate-limit/store.ts';
-import type { Logger } from '../app/logger.ts';
+import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../core/rate-limit-store.ts';
+import type { Logger } from '../core/logger.ts';
 
 export interface WsRateLimit {
   /** Handshakes per client address (or `key`) in a fixed window; past `max`, 429 with Retry-After. */

@@ -3,7 +3,7 @@
 //   upgrade (HTTP) → framing, version and origin checks → app's `upgrade(req)` → uWS upgrade  (upgrade.ts)
 //   message → byte-prefix test → control frame (subscribe / event / ping) or the app's `message`  (control.ts)
 //   close → bookkeeping (hub, bus interest) → the app's `close`
-import type { Settings } from '../app/settings.ts';
+import type { Settings } from '../core/settings.ts';
 import type { UwsWebSocket, UwsWebSocketBehavior } from '../uws/index.ts';
 import { checkWsBehavior, type WsRouteSpec } from './behavior.ts';
 import { compileControl } from './control.ts';

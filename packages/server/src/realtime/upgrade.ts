@@ -5,7 +5,7 @@ import { defaultErrorHandler, readParams } from '../http/compile-route.ts';
 import { HttpError } from '../http/errors.ts';
 import { Request, resolveClientIp } from '../http/io/request.ts';
 import { Response, type ResponseHooks } from '../http/io/response.ts';
-import type { Settings } from '../app/settings.ts';
+import type { Settings } from '../core/settings.ts';
 import { asciiText, type UwsWebSocketBehavior } from '../uws/index.ts';
 import type { WsBehavior, WsRouteSpec } from './behavior.ts';
 import { refuseWsVersion } from './handshake.ts';

@@ -2,7 +2,7 @@
 // handlers that apply to it, flattened once from the app and its routers. The app compiles
 // it onto the uWS router; `app.routes()` exposes a read-only description of it (for docs,
 // OpenAPI, tooling).
-import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from './path.ts';
+import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from '../core/path.ts';
 import type { MiddlewareRecord, RouteRecord, Router } from './router.ts';
 import type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware } from '../http/types.ts';
 import type { Request } from '../http/io/request.ts';

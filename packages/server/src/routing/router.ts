@@ -1,6 +1,6 @@
 // Routers only record what was declared. Nothing is matched here: at startup the app
 // flattens every router into full paths and hands them to the uWS native router.
-import { normalizePrefix, parsePattern } from './path.ts';
+import { normalizePrefix, parsePattern } from '../core/path.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
 import { isSchema } from '../http/validation.ts';
 

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
 import { App } from '../../src/index.ts';
-import { liveCompressedStreams } from '../../src/serving/compression.ts';
+import { liveCompressedStreams } from '../../src/http/compression.ts';
 import { rawRequest, sleep, start, type Running } from '../helpers.ts';
 
 const src = (path: string) => JSON.stringify(fileURLToPath(new URL(`../../src/${path}`, import.meta.url)));
@@ -23,7 +23,7 @@ const STREAM_BYTES = 768 * 1024;
 const HOLD_MS = 6000;
 const SERVER = `
   import { App } from ${src('index.ts')};
-  import { liveCompressedStreams } from ${src('serving/compression.ts')};
+  import { liveCompressedStreams } from ${src('http/compression.ts')};
   let held = 0;
   const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
   let seed = 1;

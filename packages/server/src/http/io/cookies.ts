@@ -1,5 +1,5 @@
 // RFC 6265 cookies: parsing, serializing and HMAC-SHA256 signing with secret rotation.
-import { dict } from '../../util/dict.ts';
+import { dict } from '../../core/dict.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export interface CookieOptions {

@@ -1,4 +1,4 @@
-import { dict } from '../../util/dict.ts';
+import { dict } from '../../core/dict.ts';
 import { HttpError } from '../errors.ts';
 
 export type QueryValue = string | string[];

@@ -1,7 +1,7 @@
 // All headers of a uWS request as one prototype-free record: lower-case names, repeated
 // headers joined with ", " (Cookie with "; "). Used by the request's snapshot and by the
 // framing guard, which collects them once for requests with a body.
-import { dict } from '../../util/dict.ts';
+import { dict } from '../../core/dict.ts';
 import type { UwsRequest } from '../../uws/index.ts';
 
 // forEach runs its callback synchronously: one module-level callback and a slot for the

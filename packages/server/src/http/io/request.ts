@@ -4,15 +4,15 @@
 import { BodyReader, bodyKind, parseJson } from './body.ts';
 import { parseCookies, unsignCookieValue } from './cookies.ts';
 import { HttpError } from '../errors.ts';
-import { dict } from '../../util/dict.ts';
+import { dict } from '../../core/dict.ts';
 import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
 import { collectHeaders } from './request-headers.ts';
 import type { Response } from './response.ts';
-import type { AppView, Settings } from '../../app/settings.ts';
+import type { AppView, Settings } from '../../core/settings.ts';
 import type { Get, RouteTypes } from '../route-types.ts';
 import { loadUws, type UwsRequest } from '../../uws/index.ts';
-import { childLogger, type Logger } from '../../app/logger.ts';
+import { childLogger, type Logger } from '../../core/logger.ts';
 import { generateRequestId, isWellFormedRequestId } from '../observe/request-id.ts';
 
 /** Data middleware passes to later handlers. Augment it: `declare module '@tachyon/server' { interface Locals { user: User } }`. */

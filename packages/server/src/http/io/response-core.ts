@@ -3,10 +3,10 @@
 // so nothing touches the uWS object after the response ended or the client left. The public
 // API (send, json, stream, cookies…) is in response.ts, on top of this.
 import type { BodyReader } from './body.ts';
-import type { Compression } from '../../serving/compression.ts';
-import { shareable, type DedupTable } from '../../serving/dedup.ts';
+import type { Compression } from '../compression.ts';
+import { shareable, type DedupTable } from '../dedup.ts';
 import { RequestTimeoutError } from '../errors.ts';
-import type { Settings } from '../../app/settings.ts';
+import type { Settings } from '../../core/settings.ts';
 import { statusLine } from '../status.ts';
 import { asciiText, type UwsResponse } from '../../uws/index.ts';
 

@@ -6,9 +6,9 @@
 import { cancelSource, toAsyncIterable, type StreamSource } from './stream-source.ts';
 import { checkHeaderName, checkHeaderValue } from './header-checks.ts';
 import { EventStream } from './sse.ts';
-import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../../serving/compression.ts';
+import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
-import type { SharedResponse } from '../../serving/dedup.ts';
+import type { SharedResponse } from '../dedup.ts';
 import { byteLength, ResponseCore, OPEN, SENDING, STREAMING, DONE, OP_BEGIN, OP_END, OP_END_HEAD, OP_END_STREAM, OP_TRY_END, OP_WRITE, type Body } from './response-core.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

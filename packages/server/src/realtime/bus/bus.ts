@@ -3,7 +3,7 @@
 // subscribers itself, through uWS's C++ pub/sub; a bus only carries the same bytes to the
 // others, and brings theirs back. With the default in-process bus there are no others:
 // nothing extra happens on a publish (docs/realtime.md, "Buses").
-import type { Logger } from '../../app/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 
 export type BusMessage = string | Uint8Array | ArrayBuffer;
 

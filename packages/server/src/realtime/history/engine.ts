@@ -9,7 +9,7 @@
 //    envelope it delivers on the topic (its own publishes and the bus's); when the read
 //    answers, the socket gets the read envelopes, then the recorded ones with a higher
 //    offset, then its subscription, all in one turn.
-import type { Logger } from '../../app/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Socket } from '../socket.ts';
 import { deniedFrame, topicEnvelope } from '../protocol.ts';
 import { offsetOf } from './envelope.ts';

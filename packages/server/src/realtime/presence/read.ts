@@ -1,7 +1,7 @@
 // The `presence` control frame (docs/protocol.md): a client asks who is on a topic. Only a
 // socket the route's `subscribe` hook would let subscribe to the topic may read its presence;
 // the answer is a `reply` with the members, or an `error` with a code (never a crash).
-import type { Logger } from '../../app/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { WsBehavior } from '../behavior.ts';
 import { RESERVED_PREFIX, errorFrame, isValidTopic, replyFrame } from '../protocol.ts';
 import type { Socket } from '../socket.ts';

@@ -5,7 +5,7 @@
 // for three heartbeats (crashed, or cut off from the bus) has its members removed. A member
 // present on several processes is one member: join and leave events fire when it appears
 // anywhere and when it is gone everywhere, as this process sees it.
-import type { Logger } from '../../app/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Socket } from '../socket.ts';
 import { topicEnvelope } from '../protocol.ts';
 import type { ResolvedPresenceOptions } from './options.ts';

@@ -7,7 +7,7 @@ import { hash } from 'node:crypto';
 import { join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip } from 'node:zlib';
-import { precompressBrotliOptions, PRECOMPRESS_GZIP_OPTIONS } from '../compressors.ts';
+import { precompressBrotliOptions, PRECOMPRESS_GZIP_OPTIONS } from '../../http/compressors.ts';
 import { buildEntry, type Entry, type Source } from './entry.ts';
 import { isTextual, mimeInfo, type MimeInfo } from './mime.ts';
 import { internBytes, type LoadedBytes } from './shared-bytes.ts';

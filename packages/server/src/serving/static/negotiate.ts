@@ -1,8 +1,8 @@
 // Which precompressed variant of a file to send, from Accept-Encoding. The header is
-// parsed by the same parser as dynamic compression (serving/compression.ts); the answer
+// parsed by the same parser as dynamic compression (http/compression.ts); the answer
 // for each distinct header value is a 4-entry table indexed by the entry's variant mask,
 // cached, so a request costs one Map lookup.
-import { parseAcceptEncoding } from '../compression.ts';
+import { parseAcceptEncoding } from '../../http/compression.ts';
 import type { Request } from '../../http/io/request.ts';
 import { VARIANT_BR, VARIANT_GZIP, type Entry, type Variant } from './entry.ts';
 

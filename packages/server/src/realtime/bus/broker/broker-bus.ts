@@ -5,7 +5,7 @@
 // waits for a slow or absent broker, batches interest changes and keeps the cluster-wide
 // subscriber counts (docs/scaling.md).
 import type { Bus, BusDelivery, BusHost, BusMessage } from '../bus.ts';
-import { silentLogger, type Logger } from '../../../app/logger.ts';
+import { silentLogger, type Logger } from '../../../core/logger.ts';
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';

@@ -6,7 +6,7 @@
 // (CPU, resident memory, open file descriptors), so summing them would count the process once
 // per worker; they keep a `worker` label instead, one series per worker.
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import type { Logger } from '../../app/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 
 type Gather = (timeout: number) => Promise<{ parts: unknown[][]; missing: number[] }>;
 

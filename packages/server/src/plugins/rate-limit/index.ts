@@ -8,9 +8,9 @@ import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import { isPromise } from '../../http/send-value.ts';
 import type { Middleware, Next } from '../../http/types.ts';
-import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from './store.ts';
+import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../../core/rate-limit-store.ts';
 
-export { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from './store.ts';
+export { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../../core/rate-limit-store.ts';
 
 export interface RateLimitOptions {
   /** Window length in milliseconds. */

@@ -5,7 +5,7 @@
 // messages, publishes and slow consumers are counted by the app's hub once this middleware is
 // installed with app.use() (ws-series.ts).
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { AppView } from '../../app/settings.ts';
+import type { AppView } from '../../core/settings.ts';
 import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import type { Middleware } from '../../http/types.ts';
