@@ -48,7 +48,8 @@ export interface MountOptions {
 }
 
 export class App extends Router {
-  /** @internal */ readonly _settings: Settings;
+  /** Frozen; replaced once by joinCluster() (its logger), before the app starts. @internal */
+  _settings: Settings;
   private readonly config: ResolvedOptions;
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
@@ -78,8 +79,7 @@ export class App extends Router {
   constructor(options: AppOptions = {}) {
     super();
     this.config = resolveAppOptions(options);
-    this._settings = this.config.settings;
-    this._settings.app = this;
+    this._settings = Object.freeze({ ...this.config.settings, state: { draining: false, app: this } });
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
@@ -102,7 +102,7 @@ export class App extends Router {
     const own = this.config.bus;
     const bus = member.bus(own);
     this.member = member;
-    this._settings.logger = childLogger(this._settings.logger, { worker: member.worker });
+    this._settings = Object.freeze({ ...this._settings, logger: childLogger(this._settings.logger, { worker: member.worker }) });
     const hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger);
     // History topics share the primary's memory store, unless there is a bus to other servers,
     // the app's or the primary's relay (then a store those servers share too: redisHistory).
@@ -142,7 +142,7 @@ export class App extends Router {
 
   /** True once `close()` has started: readiness checks answer 503 from then on. */
   get draining(): boolean {
-    return this._settings.draining;
+    return this._settings.state.draining;
   }
 
   /** False while the bus says it is disconnected (`Bus.ready()` returns false); true otherwise. */

@@ -76,7 +76,8 @@ export interface ListenOptions {
 }
 
 export interface ResolvedOptions {
-  settings: Settings;
+  /** Everything but the runtime state, which the App adds (app.ts). */
+  settings: Omit<Settings, 'state'>;
   trailingSlash: 'ignore' | 'strict' | 'redirect';
   maxHeaderSize: number | undefined;
   compression: Compression | null;
@@ -100,16 +101,15 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
   if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean') throw new TypeError('coalescePublishes must be a boolean');
   const tp = o.trustProxy ?? false;
   if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
-  const settings: Settings = {
+  const settings: Omit<Settings, 'state'> = {
     bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    cookieSecrets: secrets,
+    cookieSecrets: Object.freeze([...secrets]),
     trustProxy: tp,
     logger: o.logger ?? silentLogger,
     requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
     exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
     requestId: resolveRequestId(o.requestId),
     accessLog: resolveAccessLog(o.accessLog),
-    draining: false,
   };
   if (o.logger !== undefined && (typeof o.logger !== 'object' || o.logger === null || !['error', 'warn', 'info', 'debug'].every((l) => typeof (o.logger as unknown as Record<string, unknown>)[l] === 'function'))) {
     throw new TypeError('logger must have error, warn, info and debug methods (pino fits)');

@@ -72,7 +72,7 @@ async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: n
   const logger = run.settings.logger;
   if (socket !== null) loadUws().us_listen_socket_close(socket);
   run.stopAccepting?.();
-  run.settings.draining = true;
+  run.settings.state.draining = true;
   // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
   const sockets = run.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
   // Streams (SSE, res.stream()) never finish by themselves either: end them now.

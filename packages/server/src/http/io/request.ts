@@ -178,7 +178,7 @@ export class Request<T extends RouteTypes = {}> {
 
   /** The app serving this request, read-only: draining, connections, inflight, logger. */
   get app(): AppView {
-    return this._settings.app!;
+    return this._settings.state.app;
   }
 
   /**

@@ -276,7 +276,7 @@ export class ResponseCore {
    * and discarding whatever the client still sends, for as long as it trickles.
    */
   private _closeAfter(): boolean {
-    return this._settings.draining || (this._reader !== null && !this._reader.ended);
+    return this._settings.state.draining || (this._reader !== null && !this._reader.ended);
   }
 
   /** @internal */
