@@ -29,7 +29,7 @@ import { wsStatsOf } from '../realtime/stats.ts';
 import { clusterMetricsOf } from '../core/metrics-link.ts';
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
-import type { ClusterMember } from './cluster-member.ts';
+import { claimClusterMember, type ClusterMember } from './cluster-member.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { ClusterCounts } from './cluster-view.ts';
@@ -83,6 +83,9 @@ export class App extends Router {
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
+    // Built by a cluster() factory in a worker (the first App it builds): join now.
+    const member = claimClusterMember();
+    if (member !== undefined) this.joinCluster(member);
   }
 
   /** The cluster worker serving with this app (1..workers), or 0 outside a cluster (docs/cluster.md). */
@@ -93,8 +96,9 @@ export class App extends Router {
   /**
    * Makes this app worker `member.worker` of a cluster: the worker's thread bus, its id on
    * every log line, the cluster's history store and requests between workers. Advanced:
-   * cluster() calls it on the App its factory returns, before starting it (docs/cluster.md,
-   * "The App's side of a cluster"). Once, before the app starts.
+   * cluster() makes the first App its factory builds join (withClusterMember), or the App
+   * it returns when that one was built outside the factory (docs/cluster.md, "The App's side
+   * of a cluster"). Once, before the app starts.
    */
   joinCluster(member: ClusterMember): this {
     if (this.started !== undefined) throw new Error('app.joinCluster() must be called before the app starts');

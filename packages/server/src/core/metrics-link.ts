@@ -6,7 +6,7 @@
 /** One registry's metrics as JSON, and the other workers' gathered for a scrape. */
 export type MetricsGather = (timeout: number) => Promise<{ parts: unknown[][]; missing: number[] }>;
 
-/** What metrics() hands the App under CLUSTER_METRICS, to be linked when the App starts in a worker. @internal */
+/** What metrics() hands the App under CLUSTER_METRICS, to be linked when the App starts in a worker. */
 export interface ClusterMetricsLink {
   /** This worker's metrics, as JSON for the scraping worker. */
   collect(): Promise<unknown[]>;
@@ -14,7 +14,7 @@ export interface ClusterMetricsLink {
   attach(app: object, worker: number, workers: number, gather: MetricsGather): void;
 }
 
-/** @internal */
+/** The key metrics() puts its ClusterMetricsLink under. Not application API: public so that the types it appears in resolve. */
 export const CLUSTER_METRICS: unique symbol = Symbol('tachyon.clusterMetrics');
 
 /** The cluster link a middleware carries, if any. */
