@@ -104,14 +104,15 @@ export class App extends Router {
     if (this.started !== undefined) throw new Error('app.joinCluster() must be called before the app starts');
     if (this.member !== undefined) throw new Error('app.joinCluster(): this app already joined a cluster');
     const own = this.config.bus;
-    const bus = member.bus(own);
-    this.member = member;
-    this._settings = Object.freeze({ ...this._settings, logger: childLogger(this._settings.logger, { worker: member.worker }) });
-    const hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger);
+    const logger = childLogger(this._settings.logger, { worker: member.worker });
+    const hub = new WsHub(this.config.coalescePublishes, member.bus(own), logger);
     // History topics share the primary's memory store, unless there is a bus to other servers,
     // the app's or the primary's relay (then a store those servers share too: redisHistory).
     if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
+    // Declared again on the cluster's bus, with its checks: a throw leaves the app as it was.
     for (const [pattern, options] of this.topics) this.declareTopic(hub, pattern, options);
+    this.member = member;
+    this._settings = Object.freeze({ ...this._settings, logger });
     this.hub = hub;
     Object.assign(this.place, { worker: member.worker, workers: member.workers, hub });
     member.connect(this.requests);

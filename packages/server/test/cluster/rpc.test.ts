@@ -89,6 +89,7 @@ test('app.joinCluster(): once, and before the app starts; a bad member fails cle
   app.topic('room:*', { history: { size: 10 } });
   // A memory history behind a bus would number topics per process: refused on joining too.
   assert.throws(() => app.joinCluster(member(1)), /history with a bus .* needs a store all processes share/);
+  assert.equal(app.worker, 0, 'a failed join leaves the app as it was');
   const joined = new App();
   joined.cluster.handle('who', () => joined.worker);
   assert.equal(joined.joinCluster(member(2)), joined);
