@@ -1,7 +1,7 @@
 // Type tests for the header API plugins use (docs/response.md, docs/request.md): req.header(),
 // req.hasBody, res.header(), res.vary(), prepareHeaders() + res.setHeaders().
 // Every @ts-expect-error line must be an error, or the compile fails.
-import { App, PreparedHeaders, prepareHeaders, type HeaderRecord, type Middleware, type Response } from '@tachyon/server';
+import { App, HttpError, PreparedHeaders, prepareHeaders, type HeaderRecord, type Middleware, type Response } from '@tachyon/server';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_ok: T) => {};
@@ -47,3 +47,19 @@ app.get('/', (req, res) => {
   req._snapshot();
   return 'ok';
 });
+
+// The example of docs/middleware.md ("Writing middleware as fast as the built-ins").
+export function apiKey(options: { keys: readonly string[] }): Middleware {
+  if (!Array.isArray(options?.keys) || options.keys.length === 0) throw new TypeError('apiKey(): keys must be a non-empty array');
+  const keys = new Set(options.keys);
+  const headers = prepareHeaders({ 'cache-control': 'private, no-store', 'x-api': 'v2' });
+  return (req, res, next) => {
+    const key = req.header('x-api-key');
+    res.vary('x-api-key');
+    if (key === undefined || !keys.has(key)) throw new HttpError(401, 'Unknown API key');
+    res.setHeaders(headers);
+    res.header('x-api-calls-left', 42);
+    return next();
+  };
+}
+app.use(apiKey({ keys: ['k1'] }));
