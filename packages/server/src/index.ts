@@ -7,7 +7,7 @@ export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } fro
 export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
 export { BrokerBus, type BrokerBusOptions, type BrokerBusStats, type BrokerLink, type BrokerTransport } from './realtime/bus/broker/index.ts';
 export { Request, type Locals } from './http/io/request.ts';
-export { Response, EventStream, type Body, type StreamSource } from './http/io/response.ts';
+export { Response, EventStream, PreparedHeaders, prepareHeaders, type Body, type HeaderRecord, type StreamSource } from './http/io/response.ts';
 export { HttpError, ValidationError, type ValidationIssue, type ValidationTarget } from './http/errors.ts';
 export { ClientAbortError } from './http/io/body.ts';
 export { jsonLogger, silentLogger, type Logger } from './core/logger.ts';
