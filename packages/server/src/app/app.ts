@@ -6,7 +6,7 @@ import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
-import { WsHub } from '../realtime/hub.ts';
+import { WsHub, type PublishOptions } from '../realtime/hub.ts';
 import type { TopicOptions } from '../realtime/topics/index.ts';
 import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
@@ -174,8 +174,8 @@ export class App extends Router {
   }
 
   /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */
-  publish(topic: string, event: string, data?: unknown): boolean {
-    return this.hub.publish(topic, event, data);
+  publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
+    return this.hub.publish(topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */

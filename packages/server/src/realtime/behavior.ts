@@ -5,6 +5,7 @@ import { isSchema, type Infer, type Schema } from '../http/validation.ts';
 import type { Pattern } from '../core/path.ts';
 import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
+import { DEFAULT_MAX_PENDING } from './requests.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 
 export interface WsEvent<Data, S> {
@@ -53,6 +54,11 @@ export interface WsBehavior<Data, E> {
    */
   maxSubscriptions?: number;
   /**
+   * Server → client requests (`ws.request()`) one socket may have awaiting an answer; past
+   * it a request rejects with TOO_MANY_REQUESTS. Default 1000.
+   */
+  maxPendingRequests?: number;
+  /**
    * Upgrades per client address (429 before the handshake) and messages per socket per
    * second (`RATE_LIMITED` error replies, then close 4430). See docs/rate-limit.md.
    */
@@ -66,6 +72,7 @@ export interface WsRouteSpec {
 
 export interface Limits {
   maxSubscriptions: number;
+  maxPendingRequests: number;
   maxPayloadLength: number;
   idleTimeout: number;
   maxBackpressure: number;
@@ -90,6 +97,8 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   if (b.backpressure !== undefined && b.backpressure !== 'close' && b.backpressure !== 'drop') fail("backpressure must be 'close' or 'drop'");
   const maxSubscriptions = b.maxSubscriptions ?? 1000;
   if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1 || maxSubscriptions > 1_000_000) fail('maxSubscriptions must be an integer from 1 to 1000000');
+  const maxPendingRequests = b.maxPendingRequests ?? DEFAULT_MAX_PENDING;
+  if (!Number.isInteger(maxPendingRequests) || maxPendingRequests < 1 || maxPendingRequests > 1_000_000) fail('maxPendingRequests must be an integer from 1 to 1000000');
   const o = b.allowedOrigins;
   if (o !== undefined && o !== '*' && typeof o !== 'function' && !(Array.isArray(o) && o.every((x) => typeof x === 'string'))) fail("allowedOrigins must be '*', a list of origins or a function");
   for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
@@ -101,5 +110,5 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     const schema = (def as WsEvent<unknown, unknown>).schema;
     if (schema !== undefined && !isSchema(schema)) fail(`event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`);
   }
-  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions, rateLimit: checkWsRateLimit(path, b.rateLimit) };
+  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions, maxPendingRequests, rateLimit: checkWsRateLimit(path, b.rateLimit) };
 }

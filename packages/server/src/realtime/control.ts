@@ -11,6 +11,7 @@ import type { Socket } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/index.ts';
+import { settleReply } from './requests.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -151,6 +152,10 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
         return answer(s, pongFrame(ref), false);
       case 'presence':
         return presence(s, frame.topic, ref);
+      case 'reply': { // the client's answer to a server → client request (requests.ts)
+        const bad = settleReply(s._requests, frame, log);
+        return bad === null ? undefined : answer(s, bad, false);
+      }
       default:
         return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
     }

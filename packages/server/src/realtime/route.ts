@@ -39,6 +39,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     flushTopic: (topic) => hub.flushTopic(topic),
     hub,
     stats,
+    maxPendingRequests: limits.maxPendingRequests,
   };
   const control = compileControl(b, limits, log);
 
@@ -125,7 +126,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     close(ws, code, message) {
       const s: Socket<any> = socketOf(ws);
       const reason = Buffer.from(message).toString('utf8'); // copied: the buffer dies with the callback
-      if (hub.distributed) hub.socketClosing(s._topicsAtClose());
+      if (hub.tracksTopics) hub.socketClosing(s, s._topicsAtClose());
       s._detach();
       hub.presence?.closed(s);
       hub.remove(s);

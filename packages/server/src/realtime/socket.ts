@@ -7,6 +7,7 @@ import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
 import type { PresenceTracker } from './presence/index.ts';
+import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, type SocketRequestOptions } from './requests.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -15,12 +16,14 @@ const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 export interface SocketHub {
   /** True when a bus other than the in-process one carries publishes to other processes. */
   readonly distributed: boolean;
+  /** True when sockets keep their set of topics: a bus (for interest), or volatile publishes (volatile.ts). */
+  readonly tracksTopics: boolean;
   /** Publishes to this process's subscribers only. */
   publishLocal(topic: string, message: string): boolean;
   /** A socket published (already delivered locally): the bus carries it further. */
   socketPublished(topic: string, message: string, isBinary: boolean): void;
-  subscribed(topic: string): void;
-  unsubscribed(topic: string): void;
+  subscribed(s: Socket<any>, topic: string): void;
+  unsubscribed(s: Socket<any>, topic: string): void;
   /** History options of `topic`, or null (hub.ts). */
   historyOf(topic: string): Readonly<HistoryOptions> | null;
   /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
@@ -39,6 +42,16 @@ export interface SocketPolicy {
   hub: SocketHub;
   /** Counters for metrics(), or null. */
   stats: WsStats | null;
+  /** The route's maxPendingRequests: server → client requests awaiting an answer, per socket. */
+  maxPendingRequests: number;
+}
+
+export interface SendOptions {
+  /**
+   * Drop the message instead of queueing it when the socket is under backpressure (bytes
+   * already waiting in its send buffer): for cursor positions, typing indicators…
+   */
+  volatile?: boolean;
 }
 
 export class Socket<Data = unknown> {
@@ -53,6 +66,8 @@ export class Socket<Data = unknown> {
   /** @internal */ _policy: SocketPolicy;
   /** Message counting, on routes with rateLimit.messagesPerSecond only. @internal */
   _budget: MessageBudget | null = null;
+  /** Server → client requests awaiting an answer; created by the first request(). @internal */
+  _requests: PendingRequests | null = null;
   private subscriptions = 0;
   private tracked: Set<string> | null = null;
 
@@ -71,14 +86,21 @@ export class Socket<Data = unknown> {
   /** uWS closed the socket: never touch the uWS object again. @internal */
   _detach(): void {
     this._ws = null;
+    if (this._requests !== null) this._requests.closeAll();
   }
 
   /**
-   * The topics this socket is subscribed to, kept only when a bus needs them at close (uWS
-   * refuses getTopics() inside its close callback). @internal
+   * The topics this socket is subscribed to, kept only when a bus or the volatile index
+   * needs them at close (uWS refuses getTopics() inside its close callback). @internal
    */
   _topicsAtClose(): Iterable<string> {
     return this.tracked ?? [];
+  }
+
+  /** Starts keeping the set of topics (the hub began tracking them) and returns it. @internal */
+  _trackTopics(): Iterable<string> {
+    if (this.tracked === null) this.tracked = new Set(this._ws === null ? [] : this._ws.getTopics());
+    return this.tracked;
   }
 
   /** True once close() was called or the connection is gone. */
@@ -96,10 +118,48 @@ export class Socket<Data = unknown> {
     return this._ws === null ? 0 : this._ws.getBufferedAmount();
   }
 
-  /** Sends `{"event":…,"data":…}` to this socket only. */
-  send(event: string, data?: unknown): SendResult {
+  /**
+   * Sends `{"event":…,"data":…}` to this socket only. With `{ volatile: true }` the message
+   * is dropped (`'dropped'`, nothing queued) while the socket has bytes waiting to be sent.
+   */
+  send(event: string, data?: unknown, options?: SendOptions): SendResult {
     assertEventName(event);
-    return this._send(directEnvelope(event, encodeData(data)), false);
+    const message = directEnvelope(event, encodeData(data));
+    return options?.volatile === true ? this._sendVolatile(message) : this._send(message, false);
+  }
+
+  /** Sends unless bytes are already waiting for this socket (then drops it: never queued). @internal */
+  _sendVolatile(message: string): SendResult {
+    const ws = this.live();
+    if (ws === null) return 'closed';
+    return ws.getBufferedAmount() > 0 ? 'dropped' : this._send(message, false);
+  }
+
+  /**
+   * Asks the client (its `live.handle(event, fn)`) and resolves with its answer. Rejects with
+   * a SocketRequestError: TIMEOUT, CLOSED (closed before the answer), CLIENT_ERROR (the
+   * client's handler failed: its message), NO_HANDLER, TOO_MANY_REQUESTS (the route's
+   * maxPendingRequests are pending) or DROPPED (the frame was over maxBackpressure).
+   * A bad event name or data that is not JSON throws, like send().
+   */
+  request<Reply = unknown>(event: string, data?: unknown, options?: SocketRequestOptions): Promise<Reply> {
+    assertEventName(event);
+    const json = encodeData(data);
+    const ms = requestTimeout(options);
+    return new Promise<Reply>((resolve, reject) => {
+      if (this.live() === null) return reject(new SocketRequestError('CLOSED', event, `Cannot send request "${event}": the socket is closed`));
+      const requests = (this._requests ??= new PendingRequests(this._policy.maxPendingRequests));
+      const id = requests.open(event, ms, resolve as (value: unknown) => void, reject);
+      if (typeof id !== 'number') return reject(id);
+      if (this._send(requestFrame(id, event, json), false) !== 'dropped') return;
+      requests.take(id);
+      reject(new SocketRequestError('DROPPED', event, `Request "${event}" dropped: the socket is over its maxBackpressure`));
+    });
+  }
+
+  /** Server → client requests awaiting an answer. */
+  get pendingRequests(): number {
+    return this._requests === null ? 0 : this._requests.size;
   }
 
   /** Sends a raw frame (text for strings, binary for bytes unless `isBinary` says otherwise). */
@@ -125,9 +185,9 @@ export class Socket<Data = unknown> {
     if (ws.isSubscribed(topic)) return ws.subscribe(topic);
     this.subscriptions++;
     const ok = ws.subscribe(topic);
-    if (this._policy.hub.distributed) {
+    if (this._policy.hub.tracksTopics) {
       (this.tracked ??= new Set()).add(topic);
-      this._policy.hub.subscribed(topic);
+      this._policy.hub.subscribed(this, topic);
     }
     const presence = this._policy.hub.presence;
     if (presence !== null) presence.subscribed(this, topic);
@@ -141,9 +201,9 @@ export class Socket<Data = unknown> {
     if (!ws.isSubscribed(topic)) return ws.unsubscribe(topic);
     this.subscriptions--;
     const ok = ws.unsubscribe(topic);
-    if (this._policy.hub.distributed) {
+    if (this._policy.hub.tracksTopics) {
       this.tracked?.delete(topic);
-      this._policy.hub.unsubscribed(topic);
+      this._policy.hub.unsubscribed(this, topic);
     }
     const presence = this._policy.hub.presence;
     if (presence !== null) presence.unsubscribed(this, topic);
