@@ -318,3 +318,61 @@ describe('server → client requests: bad input from the client', () => {
     ws.close();
   });
 });
+
+describe('app.requestAll: an acknowledged broadcast to a topic’s subscribers in this process', () => {
+  let srv: Server;
+  before(async () => (srv = await startServer()));
+  after(() => srv.close());
+
+  test('every subscriber is asked: replies by socket id, the others missing with their reason', async () => {
+    const a = await client(srv);
+    const b = await client(srv);
+    const c = await client(srv);
+    const outsider = await client(srv);
+    try {
+      b.live.handle('double', () => {
+        throw new Error('b refuses');
+      });
+      for (const x of [a, b, c]) {
+        x.live.subscribe('room', () => {});
+        await x.live.ping();
+      }
+      const withSubscriber = await srv.app.requestAll<number>('room', 'double', { n: 5 }, { timeout: 200 });
+      assert.deepEqual(
+        withSubscriber.replies.sort((x, y) => x.id - y.id),
+        [
+          { id: a.socket.id, data: 10 },
+          { id: c.socket.id, data: 10 },
+        ],
+      );
+      assert.deepEqual(
+        withSubscriber.missing.map((m) => [m.id, m.error.code, m.error.message]),
+        [[b.socket.id, 'CLIENT_ERROR', 'b refuses']],
+      );
+      // Timeouts and missing handlers; a subscriber gone since the index was built is not asked.
+      c.live.close();
+      await eventually(() => srv.app.subscribers('room') === 2);
+      const slow = await srv.app.requestAll('room', 'hang', undefined, { timeout: 50 });
+      assert.deepEqual(slow.replies, []);
+      assert.deepEqual(
+        slow.missing.map((m) => m.error.code),
+        ['TIMEOUT', 'TIMEOUT'],
+      );
+      assert.deepEqual(slow.missing.map((m) => m.id).sort(), [a.socket.id, b.socket.id].sort());
+      const none = await srv.app.requestAll('room', 'unknown:event', undefined, { timeout: 500 });
+      assert.deepEqual(none.missing.map((m) => m.error.code), ['NO_HANDLER', 'NO_HANDLER']);
+      // Nobody subscribed: nothing to wait for.
+      assert.deepEqual(await srv.app.requestAll('empty', 'double', { n: 1 }), { replies: [], missing: [] });
+      assert.equal(outsider.socket.pendingRequests, 0, 'a socket not subscribed is never asked');
+    } finally {
+      for (const x of [a, b, c, outsider]) x.live.close();
+    }
+  });
+
+  test('bad input throws at once: topic, event name, data, timeout', () => {
+    assert.throws(() => srv.app.requestAll('bad topic', 'double'), TypeError);
+    assert.throws(() => srv.app.requestAll('room', 'bad name'), TypeError);
+    assert.throws(() => srv.app.requestAll('room', 'double', { n: 1n }), TypeError);
+    assert.throws(() => srv.app.requestAll('room', 'double', {}, { timeout: -5 }), TypeError);
+  });
+});

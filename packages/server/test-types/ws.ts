@@ -1,7 +1,7 @@
 // Type tests for WebSocket routes: ws.data from upgrade(), event data from each event's
 // schema, raw messages, route options, publishing, and the bus option.
 // Every @ts-expect-error line must be an error, or the compile fails.
-import { App, MemoryRateLimitStore, SocketRequestError, type Bus, type PublishOptions, type SendOptions, type SendResult, type SocketRequestErrorCode, type SocketRequestOptions, type WsRateLimit } from '@tachyon/server';
+import { App, MemoryRateLimitStore, SocketRequestError, type Bus, type PublishOptions, type RequestAllResult, type SendOptions, type SendResult, type SocketRequestErrorCode, type SocketRequestOptions, type WsRateLimit } from '@tachyon/server';
 import { z } from 'zod';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -124,3 +124,20 @@ const delivered: boolean = app.publish('cursors', 'move', { x: 1 }, publishOptio
 void delivered;
 // @ts-expect-error: unknown option
 app.publish('cursors', 'move', { x: 1 }, { volatil: true });
+
+// Acknowledged broadcasts: replies typed by the caller, failures with their error.
+async function acknowledged() {
+  const all = await app.requestAll<{ seen: boolean }>('room:1', 'ack', { n: 1 }, { timeout: 2000 });
+  expectType<Equal<typeof all, RequestAllResult<{ seen: boolean }>>>(true);
+  for (const r of all.replies) {
+    expectType<Equal<typeof r.id, number>>(true);
+    expectType<Equal<typeof r.data, { seen: boolean }>>(true);
+  }
+  for (const m of all.missing) expectType<Equal<typeof m.error.code, SocketRequestErrorCode>>(true);
+  const loose = await app.requestAll('room:1', 'ack');
+  expectType<Equal<(typeof loose.replies)[number]['data'], unknown>>(true);
+  // @ts-expect-error: the timeout is a number
+  await app.requestAll('room:1', 'ack', {}, { timeout: '1s' });
+}
+void acknowledged;
+app.ws('/ids', { open: (ws) => expectType<Equal<typeof ws.id, number>>(true) });

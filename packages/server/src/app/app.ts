@@ -7,6 +7,8 @@ import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
+import type { SocketRequestOptions } from '../realtime/requests.ts';
+import type { RequestAllResult } from '../realtime/request-all.ts';
 import type { TopicOptions } from '../realtime/topics/index.ts';
 import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
@@ -176,6 +178,16 @@ export class App extends Router {
   /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */
   publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
     return this.hub.publish(topic, event, data, options);
+  }
+
+  /**
+   * Asks every subscriber of `topic` in this process (`ws.request()` to each, the data
+   * serialized once) and resolves when all have answered or failed: `replies` by socket id,
+   * `missing` with each failure (TIMEOUT, CLOSED, CLIENT_ERROR, NO_HANDLER, ...). Subscribers
+   * in other processes (cluster(), Redis, NATS) are not asked.
+   */
+  requestAll<Reply = unknown>(topic: string, event: string, data?: unknown, options?: SocketRequestOptions): Promise<RequestAllResult<Reply>> {
+    return this.hub.requestAll<Reply>(topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */

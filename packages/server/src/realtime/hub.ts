@@ -14,7 +14,9 @@ import { HistoryEngine } from './history/engine.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
-import { TopicIndex } from './volatile.ts';
+import { SubscriberIndex } from './subscriber-index.ts';
+import { requestTimeout, type SocketRequestOptions } from './requests.ts';
+import { requestAll, type RequestAllResult } from './request-all.ts';
 
 export interface PublishOptions {
   /**
@@ -36,8 +38,8 @@ export class WsHub {
   /** Who is on presence topics; created by the first presence pattern (app.topic). */
   presence: PresenceTracker | null = null;
   private readonly sockets = new Set<Socket<any>>();
-  /** Who is subscribed to what, for volatile publishes; built by the first one (volatile.ts). */
-  private index: TopicIndex | null = null;
+  /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
+  private index: SubscriberIndex | null = null;
   private idle: (() => void)[] = [];
   /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
   private readonly batches: Map<string, string[]> | null;
@@ -202,11 +204,21 @@ export class WsHub {
     return this.remote !== null || this.index !== null;
   }
 
-  /** The first volatile publish: every open socket's topics go into the index, kept from now on. */
-  private buildIndex(): TopicIndex {
-    const index = new TopicIndex();
+  /** The first volatile publish or requestAll: every open socket's topics go into the index, kept from now on. */
+  private buildIndex(): SubscriberIndex {
+    const index = new SubscriberIndex();
     for (const s of this.sockets) for (const topic of s._trackTopics()) index.add(s, topic);
     return index;
+  }
+
+  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts). */
+  requestAll<Reply>(topic: string, event: string, data: unknown, options: SocketRequestOptions | undefined): Promise<RequestAllResult<Reply>> {
+    assertTopic(topic);
+    assertEventName(event);
+    const json = encodeData(data);
+    const ms = requestTimeout(options);
+    const subscribers = (this.index ??= this.buildIndex()).of(topic) ?? [];
+    return requestAll<Reply>(subscribers, event, json, ms);
   }
 
   /** A volatile publish: after the topic's pending batch, to each subscriber not under backpressure. */
@@ -214,7 +226,7 @@ export class WsHub {
     if (this.stats !== null) this.stats.publishes++;
     this.flushTopic(topic);
     if (this.remote !== null) this.sendToBus(topic, envelope, false);
-    return (this.index ??= this.buildIndex()).publish(topic, envelope);
+    return (this.index ??= this.buildIndex()).publishVolatile(topic, envelope);
   }
 
   private sendToBus(topic: string, message: BusMessage, isBinary: boolean): void {

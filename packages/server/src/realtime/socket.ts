@@ -16,7 +16,7 @@ const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 export interface SocketHub {
   /** True when a bus other than the in-process one carries publishes to other processes. */
   readonly distributed: boolean;
-  /** True when sockets keep their set of topics: a bus (for interest), or volatile publishes (volatile.ts). */
+  /** True when sockets keep their set of topics: a bus (for interest), or volatile publishes (subscriber-index.ts). */
   readonly tracksTopics: boolean;
   /** Publishes to this process's subscribers only. */
   publishLocal(topic: string, message: string): boolean;
@@ -54,7 +54,12 @@ export interface SendOptions {
   volatile?: boolean;
 }
 
+/** Socket ids: unique within the process, never reused. */
+let lastId = 0;
+
 export class Socket<Data = unknown> {
+  /** A number unique to this socket within this process (app.requestAll's replies name sockets by it). */
+  readonly id: number;
   /** What the route's `upgrade` returned. */
   readonly data: Data;
   /** Client address (honours trustProxy) when the socket connected. */
@@ -73,6 +78,7 @@ export class Socket<Data = unknown> {
 
   /** @internal */
   constructor(data: Data, ip: string, policy: SocketPolicy) {
+    this.id = ++lastId;
     this.data = data;
     this.ip = ip;
     this._policy = policy;
@@ -90,7 +96,7 @@ export class Socket<Data = unknown> {
   }
 
   /**
-   * The topics this socket is subscribed to, kept only when a bus or the volatile index
+   * The topics this socket is subscribed to, kept only when a bus or the subscriber index
    * needs them at close (uWS refuses getTopics() inside its close callback). @internal
    */
   _topicsAtClose(): Iterable<string> {
@@ -144,8 +150,11 @@ export class Socket<Data = unknown> {
    */
   request<Reply = unknown>(event: string, data?: unknown, options?: SocketRequestOptions): Promise<Reply> {
     assertEventName(event);
-    const json = encodeData(data);
-    const ms = requestTimeout(options);
+    return this._request(event, encodeData(data), requestTimeout(options));
+  }
+
+  /** request() with the data already serialized (app.requestAll serializes once) and the timeout checked. @internal */
+  _request<Reply>(event: string, json: string | undefined, ms: number): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       if (this.live() === null) return reject(new SocketRequestError('CLOSED', event, `Cannot send request "${event}": the socket is closed`));
       const requests = (this._requests ??= new PendingRequests(this._policy.maxPendingRequests));
