@@ -58,7 +58,7 @@ function expire(requests: PendingRequests, id: number, ms: number): void {
   if (p !== undefined) p.reject(new SocketRequestError('TIMEOUT', p.event, `Request "${p.event}" got no answer within ${ms} ms`));
 }
 
-/** One socket's requests awaiting an answer; created on its first request. @internal */
+/** One socket's requests awaiting an answer; created on its first request (not exported by the package). */
 export class PendingRequests {
   private readonly map = new Map<number, Pending>();
   private next = 0;

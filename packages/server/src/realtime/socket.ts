@@ -131,14 +131,23 @@ export class Socket<Data = unknown> {
   send(event: string, data?: unknown, options?: SendOptions): SendResult {
     assertEventName(event);
     const message = directEnvelope(event, encodeData(data));
-    return options?.volatile === true ? this._sendVolatile(message) : this._send(message, false);
+    return options?.volatile === true ? this._sendVolatile(message, true) : this._send(message, false);
   }
 
-  /** Sends unless bytes are already waiting for this socket (then drops it: never queued). @internal */
-  _sendVolatile(message: string): SendResult {
+  /**
+   * Sends unless bytes are already waiting for this socket (then drops it: never queued).
+   * `direct`: a send to this socket (counted in messagesOut), not a publish's fan-out. @internal
+   */
+  _sendVolatile(message: string, direct: boolean): SendResult {
     const ws = this.live();
     if (ws === null) return 'closed';
-    return ws.getBufferedAmount() > 0 ? 'dropped' : this._send(message, false);
+    const stats = this._policy.stats;
+    if (ws.getBufferedAmount() > 0) {
+      if (stats !== null) stats.volatileDropped++;
+      return 'dropped';
+    }
+    if (direct && stats !== null) stats.messagesOut++;
+    return RESULT[ws.send(message, false)]!;
   }
 
   /**

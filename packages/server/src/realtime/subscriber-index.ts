@@ -37,7 +37,7 @@ export class SubscriberIndex {
     if (set === undefined) return false;
     let sent = false;
     for (const s of set) {
-      const result = s._sendVolatile(envelope);
+      const result = s._sendVolatile(envelope, false);
       if (result === 'sent' || result === 'backpressure') sent = true;
     }
     return sent;
