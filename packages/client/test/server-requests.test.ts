@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { App, SocketRequestError, type Socket } from '../../server/src/index.ts';
 import { connect, type Live } from '../src/index.ts';
-import { eventually, rejection, sleep } from './helpers.ts';
+import { eventually, recordingWebSocket, rejection, sleep } from './helpers.ts';
 
 // What the server asks its clients: event → { data; reply }.
 type Asks = {
@@ -374,5 +374,69 @@ describe('app.requestAll: an acknowledged broadcast to a topic’s subscribers i
     assert.throws(() => srv.app.requestAll('room', 'bad name'), TypeError);
     assert.throws(() => srv.app.requestAll('room', 'double', { n: 1n }), TypeError);
     assert.throws(() => srv.app.requestAll('room', 'double', {}, { timeout: -5 }), TypeError);
+  });
+});
+
+describe('server → client requests: the client side of the wire', () => {
+  let srv: Server;
+  before(async () => (srv = await startServer()));
+  after(() => srv.close());
+
+  test('reply frames as protocol.md says: data, NO_HANDLER and CLIENT_ERROR errors, with the server’s id', async () => {
+    const rec = recordingWebSocket();
+    const count = srv.sockets.length;
+    const live = connect<{}, {}, Asks>(srv.url, { WebSocket: rec.WebSocket as never, onError: () => {} });
+    try {
+      live.handle('double', (d) => d.n * 2);
+      live.handle('fail', () => {
+        throw new Error('no');
+      });
+      await live.ready;
+      await eventually(() => srv.sockets.length > count);
+      const socket = srv.sockets[srv.sockets.length - 1]!;
+      await socket.request('double', { n: 1 });
+      await rejection(socket.request('nothing'));
+      await rejection(socket.request('fail'));
+      const replies = rec.sent.filter((f) => f.startsWith('{"type":"reply"'));
+      assert.deepEqual(replies, [
+        '{"type":"reply","id":1,"data":2}',
+        '{"type":"reply","id":2,"error":{"code":"NO_HANDLER","message":"No handler for \\"nothing\\""}}',
+        '{"type":"reply","id":3,"error":{"code":"CLIENT_ERROR","message":"no"}}',
+      ]);
+    } finally {
+      live.close();
+    }
+  });
+
+  test('an answer still running when the connection is lost is dropped, not sent on the next connection', async () => {
+    const rec = recordingWebSocket();
+    const count = srv.sockets.length;
+    const live = connect<{}, {}, Asks>(srv.url, { WebSocket: rec.WebSocket as never, minDelay: 5, maxDelay: 20, onError: () => {} });
+    try {
+      let answered = false;
+      live.handle('later', async (d) => {
+        await sleep(150);
+        answered = true;
+        return `n=${d.n}`;
+      });
+      await live.ready;
+      await eventually(() => srv.sockets.length > count);
+      const first = srv.sockets[srv.sockets.length - 1]!;
+      const p = first.request('later', { n: 1 });
+      await sleep(20);
+      first.terminate();
+      assert.equal((await failure(p)).code, 'CLOSED');
+      await eventually(() => rec.created === 2 && live.status === 'open', 3000);
+      await eventually(() => answered, 3000);
+      await live.ping(); // a barrier: anything sent before it has reached the server
+      assert.deepEqual(rec.sent.filter((f) => f.startsWith('{"type":"reply"')), []);
+      // The new connection answers its own requests.
+      live.handle('double', (d) => d.n * 2);
+      const second = srv.sockets[srv.sockets.length - 1]!;
+      assert.notEqual(second, first);
+      assert.equal(await second.request('double', { n: 4 }), 8);
+    } finally {
+      live.close();
+    }
   });
 });
