@@ -2,7 +2,7 @@
 // subscriber of a topic in this process, the data serialized once, and every answer
 // collected: an acknowledged broadcast. Other processes' subscribers (cluster(), Redis,
 // NATS) are not asked: gathering answers over a bus is future work (docs/realtime.md).
-import type { Socket } from './socket.ts';
+import { requestEncoded, type Socket } from './socket.ts';
 import { SocketRequestError } from './requests.ts';
 
 export interface RequestAllResult<Reply = unknown> {
@@ -15,7 +15,7 @@ export interface RequestAllResult<Reply = unknown> {
 /** Asks each socket (a snapshot taken now) and waits until every request settled. */
 export async function requestAll<Reply>(subscribers: Iterable<Socket<any>>, event: string, json: string | undefined, ms: number): Promise<RequestAllResult<Reply>> {
   const asked = [...subscribers];
-  const settled = await Promise.allSettled(asked.map((s) => s._request<Reply>(event, json, ms)));
+  const settled = await Promise.allSettled(asked.map((s) => requestEncoded<Reply>(s, event, json, ms)));
   const result: RequestAllResult<Reply> = { replies: [], missing: [] };
   for (let i = 0; i < asked.length; i++) {
     const id = asked[i]!.id;

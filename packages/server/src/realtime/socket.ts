@@ -2,12 +2,11 @@
 // socket has closed: the uWS object is never touched after its close callback.
 import { assertEventName, assertTopic, directEnvelope, encodeData, topicEnvelope } from './protocol.ts';
 import type { UwsWebSocket } from '../uws/index.ts';
-import type { MessageBudget } from './rate-limit.ts';
 import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
-import type { PresenceTracker } from './presence/index.ts';
-import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, type SocketRequestOptions } from './requests.ts';
+import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, settleReply, type SocketRequestOptions } from './requests.ts';
+import type { Logger } from '../core/logger.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -16,7 +15,7 @@ const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 export interface SocketHub {
   /** True when a bus other than the in-process one carries publishes to other processes. */
   readonly distributed: boolean;
-  /** True when sockets keep their set of topics: a bus (for interest), or volatile publishes (subscriber-index.ts). */
+  /** True when sockets keep their set of topics: a bus (for interest), or the subscriber index (subscriber-index.ts). */
   readonly tracksTopics: boolean;
   /** Publishes to this process's subscribers only. */
   publishLocal(topic: string, message: string): boolean;
@@ -31,7 +30,19 @@ export interface SocketHub {
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
   subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void;
   /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
-  readonly presence: PresenceTracker | null;
+  readonly presence: SocketPresence | null;
+}
+
+/**
+ * What a socket tells presence (presence/tracker.ts implements it). Declared here, not
+ * imported: presence/ knows sockets, so sockets know presence only by this interface.
+ */
+export interface SocketPresence {
+  subscribed(socket: Socket<any>, topic: string): void;
+  unsubscribed(socket: Socket<any>, topic: string): void;
+  /** Whether `topic` has presence (non-null) and who is on it: the `presence` frame (presence/read.ts). */
+  options(topic: string): object | null;
+  members(topic: string): readonly { readonly id: string; readonly data?: unknown }[];
 }
 
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
@@ -69,12 +80,11 @@ export class Socket<Data = unknown> {
   /** close() was called: no more sends, the closing handshake is under way. @internal */
   _closing = false;
   /** @internal */ _policy: SocketPolicy;
-  /** Message counting, on routes with rateLimit.messagesPerSecond only. @internal */
-  _budget: MessageBudget | null = null;
+  private subscriptions = 0;
+  /** The topics subscribed to, kept only when a bus or the subscriber index needs them at close (see detachSocket). @internal */
+  _tracked: Set<string> | null = null;
   /** Server → client requests awaiting an answer; created by the first request(). @internal */
   _requests: PendingRequests | null = null;
-  private subscriptions = 0;
-  private tracked: Set<string> | null = null;
 
   /** @internal */
   constructor(data: Data, ip: string, policy: SocketPolicy) {
@@ -82,31 +92,6 @@ export class Socket<Data = unknown> {
     this.data = data;
     this.ip = ip;
     this._policy = policy;
-  }
-
-  /** uWS opened the socket. @internal */
-  _attach(ws: UwsWebSocket): void {
-    this._ws = ws;
-  }
-
-  /** uWS closed the socket: never touch the uWS object again. @internal */
-  _detach(): void {
-    this._ws = null;
-    if (this._requests !== null) this._requests.closeAll();
-  }
-
-  /**
-   * The topics this socket is subscribed to, kept only when a bus or the subscriber index
-   * needs them at close (uWS refuses getTopics() inside its close callback). @internal
-   */
-  _topicsAtClose(): Iterable<string> {
-    return this.tracked ?? [];
-  }
-
-  /** Starts keeping the set of topics (the hub began tracking them) and returns it. @internal */
-  _trackTopics(): Iterable<string> {
-    if (this.tracked === null) this.tracked = new Set(this._ws === null ? [] : this._ws.getTopics());
-    return this.tracked;
   }
 
   /** True once close() was called or the connection is gone. */
@@ -131,23 +116,7 @@ export class Socket<Data = unknown> {
   send(event: string, data?: unknown, options?: SendOptions): SendResult {
     assertEventName(event);
     const message = directEnvelope(event, encodeData(data));
-    return options?.volatile === true ? this._sendVolatile(message, true) : this._send(message, false);
-  }
-
-  /**
-   * Sends unless bytes are already waiting for this socket (then drops it: never queued).
-   * `direct`: a send to this socket (counted in messagesOut), not a publish's fan-out. @internal
-   */
-  _sendVolatile(message: string, direct: boolean): SendResult {
-    const ws = this.live();
-    if (ws === null) return 'closed';
-    const stats = this._policy.stats;
-    if (ws.getBufferedAmount() > 0) {
-      if (stats !== null) stats.volatileDropped++;
-      return 'dropped';
-    }
-    if (direct && stats !== null) stats.messagesOut++;
-    return RESULT[ws.send(message, false)]!;
+    return options?.volatile === true ? sendVolatile(this, message, true) : this._send(message, false);
   }
 
   /**
@@ -159,20 +128,7 @@ export class Socket<Data = unknown> {
    */
   request<Reply = unknown>(event: string, data?: unknown, options?: SocketRequestOptions): Promise<Reply> {
     assertEventName(event);
-    return this._request(event, encodeData(data), requestTimeout(options));
-  }
-
-  /** request() with the data already serialized (app.requestAll serializes once) and the timeout checked. @internal */
-  _request<Reply>(event: string, json: string | undefined, ms: number): Promise<Reply> {
-    return new Promise<Reply>((resolve, reject) => {
-      if (this.live() === null) return reject(new SocketRequestError('CLOSED', event, `Cannot send request "${event}": the socket is closed`));
-      const requests = (this._requests ??= new PendingRequests(this._policy.maxPendingRequests));
-      const id = requests.open(event, ms, resolve as (value: unknown) => void, reject);
-      if (typeof id !== 'number') return reject(id);
-      if (this._send(requestFrame(id, event, json), false) !== 'dropped') return;
-      requests.take(id);
-      reject(new SocketRequestError('DROPPED', event, `Request "${event}" dropped: the socket is over its maxBackpressure`));
-    });
+    return requestEncoded<Reply>(this, event, encodeData(data), requestTimeout(options));
   }
 
   /** Server → client requests awaiting an answer. */
@@ -185,8 +141,7 @@ export class Socket<Data = unknown> {
     return this._send(message, isBinary);
   }
 
-  /** @internal */
-  _send(message: string | ArrayBuffer | Uint8Array, isBinary: boolean): SendResult {
+  private _send(message: string | ArrayBuffer | Uint8Array, isBinary: boolean): SendResult {
     const ws = this.live();
     if (ws === null) return 'closed';
     const stats = this._policy.stats;
@@ -204,7 +159,7 @@ export class Socket<Data = unknown> {
     this.subscriptions++;
     const ok = ws.subscribe(topic);
     if (this._policy.hub.tracksTopics) {
-      (this.tracked ??= new Set()).add(topic);
+      (this._tracked ??= new Set()).add(topic);
       this._policy.hub.subscribed(this, topic);
     }
     const presence = this._policy.hub.presence;
@@ -220,7 +175,7 @@ export class Socket<Data = unknown> {
     this.subscriptions--;
     const ok = ws.unsubscribe(topic);
     if (this._policy.hub.tracksTopics) {
-      this.tracked?.delete(topic);
+      this._tracked?.delete(topic);
       this._policy.hub.unsubscribed(this, topic);
     }
     const presence = this._policy.hub.presence;
@@ -255,19 +210,8 @@ export class Socket<Data = unknown> {
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
-    const sent = this._publishExcept(topic, envelope);
+    const sent = publishExcept(this, topic, envelope);
     if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
-    return sent;
-  }
-
-  /** Publishes to this process's subscribers of `topic` except this socket. @internal */
-  _publishExcept(topic: string, envelope: string): boolean {
-    const ws = this.live();
-    if (ws === null) return this._policy.hub.publishLocal(topic, envelope);
-    const sent = ws.publish(topic, envelope, false);
-    // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
-    // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
-    if (!sent && this.subscriptions === 0) return this._policy.hub.publishLocal(topic, envelope);
     return sent;
   }
 
@@ -292,4 +236,75 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws !== null) ws.cork(fn);
   }
+}
+
+// The socket's life, driven by its route (route.ts) and the hub: module functions, so that the
+// `_` state above stays this module's own.
+
+/** uWS opened the socket. */
+export function attachSocket(s: Socket<any>, ws: UwsWebSocket): void {
+  s._ws = ws;
+}
+
+/**
+ * uWS closed the socket: it is never touched again, and its pending requests fail with
+ * CLOSED. Returns the topics it was subscribed to when a bus or the subscriber index needs
+ * them (uWS refuses getTopics() inside its close callback), else nothing.
+ */
+export function detachSocket(s: Socket<any>): Iterable<string> {
+  s._ws = null;
+  if (s._requests !== null) s._requests.closeAll();
+  return s._tracked ?? NO_TOPICS;
+}
+
+/** The hub starts tracking topics (subscriber-index.ts): `s` keeps its set from now on; returns it. */
+export function trackTopics(s: Socket<any>): Iterable<string> {
+  if (s._tracked === null) s._tracked = new Set(s._ws === null ? [] : s._ws.getTopics());
+  return s._tracked;
+}
+
+/**
+ * Sends unless bytes are already waiting for `s` (then drops it: never queued). `direct`: a
+ * send to this socket (counted in messagesOut), not a publish's fan-out.
+ */
+export function sendVolatile(s: Socket<any>, message: string, direct: boolean): SendResult {
+  const ws = s._closing ? null : s._ws;
+  if (ws === null) return 'closed';
+  const stats = s._policy.stats;
+  if (ws.getBufferedAmount() > 0) {
+    if (stats !== null) stats.volatileDropped++;
+    return 'dropped';
+  }
+  if (direct && stats !== null) stats.messagesOut++;
+  return RESULT[ws.send(message, false)]!;
+}
+
+/** Socket.request() with the data already serialized (app.requestAll serializes once) and the timeout checked. */
+export function requestEncoded<Reply>(s: Socket<any>, event: string, json: string | undefined, ms: number): Promise<Reply> {
+  return new Promise<Reply>((resolve, reject) => {
+    if (s.closed) return reject(new SocketRequestError('CLOSED', event, `Cannot send request "${event}": the socket is closed`));
+    const requests = (s._requests ??= new PendingRequests(s._policy.maxPendingRequests));
+    const id = requests.open(event, ms, resolve as (value: unknown) => void, reject);
+    if (typeof id !== 'number') return reject(id);
+    if (s.sendRaw(requestFrame(id, event, json), false) !== 'dropped') return;
+    requests.take(id);
+    reject(new SocketRequestError('DROPPED', event, `Request "${event}" dropped: the socket is over its maxBackpressure`));
+  });
+}
+
+/** A client `reply` frame (control.ts): settles the request, or returns the BAD_FRAME error to send. */
+export function replyReceived(s: Socket<any>, frame: Record<string, unknown>, log: Logger): string | null {
+  return settleReply(s._requests, frame, log);
+}
+const NO_TOPICS: readonly string[] = [];
+
+/** Publishes to this process's subscribers of `topic` except `s` (Socket.publish, and the hub's history topics). */
+export function publishExcept(s: Socket<any>, topic: string, envelope: string): boolean {
+  const ws = s._closing ? null : s._ws;
+  if (ws === null) return s._policy.hub.publishLocal(topic, envelope);
+  const sent = ws.publish(topic, envelope, false);
+  // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
+  // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
+  if (!sent && s.subscriptionCount === 0) return s._policy.hub.publishLocal(topic, envelope);
+  return sent;
 }

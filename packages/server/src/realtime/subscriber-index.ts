@@ -6,7 +6,7 @@
 // - app.requestAll(): one request per subscriber.
 // The index is built on the first use (from every open socket's getTopics()) and kept by
 // subscribe, unsubscribe and close from then on: apps that use neither pay nothing.
-import type { Socket } from './socket.ts';
+import { sendVolatile, type Socket } from './socket.ts';
 
 export class SubscriberIndex {
   private readonly byTopic = new Map<string, Set<Socket<any>>>();
@@ -37,7 +37,7 @@ export class SubscriberIndex {
     if (set === undefined) return false;
     let sent = false;
     for (const s of set) {
-      const result = s._sendVolatile(envelope, false);
+      const result = sendVolatile(s, envelope, false);
       if (result === 'sent' || result === 'backpressure') sent = true;
     }
     return sent;
