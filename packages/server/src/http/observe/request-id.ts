@@ -3,6 +3,7 @@
 // a random per-process prefix and a counter (unique across processes with overwhelming
 // probability, a few tens of ns, no crypto per request).
 import { randomBytes } from 'node:crypto';
+import type { HttpHooks } from '../hooks.ts';
 
 export interface RequestIdOptions {
   /** The header read (when trusted) and set on every response. Default `x-request-id`. */
@@ -52,4 +53,16 @@ export function resolveRequestId(option: boolean | RequestIdOptions | undefined)
   if (option.trustHeader !== undefined && typeof option.trustHeader !== 'boolean') throw new TypeError('requestId.trustHeader must be a boolean');
   if (option.generate !== undefined && typeof option.generate !== 'function') throw new TypeError('requestId.generate must be a function returning a string');
   return { header, trustHeader: option.trustHeader, generate: option.generate ?? generateRequestId };
+}
+
+/**
+ * The onRequest hook that sets the response header (the App adds it first when the
+ * `requestId` option is on). Reading `req.id` makes the id; a custom generator that fails
+ * fails the request (500, logged).
+ */
+export function requestIdHook(config: RequestIdConfig): HttpHooks['onRequest'] {
+  const header = config.header;
+  return (req, res) => {
+    res.header(header, req.id);
+  };
 }
