@@ -88,7 +88,7 @@ export class CompiledRoute {
 
   /**
    * The onSend hooks, in order, then the write: each may replace the payload (a string or
-   * bytes). An async hook holds the response in its sending state meanwhile. A hook that
+   * bytes); they may still set headers. A hook that
    * throws, or returns something that is not a body, turns the answer into a plain 500
    * (logged) without running the hooks again.
    */
@@ -106,7 +106,6 @@ export class CompiledRoute {
         return this.sendFailed(err, req, res);
       }
       if (isPromise(out)) {
-        res._beginSending();
         const next = i + 1;
         Promise.resolve(out).then(
           (value) => {

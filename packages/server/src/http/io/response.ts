@@ -89,9 +89,12 @@ export class Response extends ResponseCore {
   /** Ends the response, with an optional body. */
   end(body?: Body): void {
     if (this._state !== OPEN) return void this._late('res.end()');
-    // The route's onSend hooks see (and may replace) the payload first; they call _finishEnd.
+    // The route's onSend hooks see (and may replace) the payload first, once; they call _finishEnd.
     const onSend = this._hooks.onSend;
-    if (onSend != null) return onSend(this._req, this, body);
+    if (onSend != null && !this._inSend) {
+      this._inSend = true;
+      return onSend(this._req, this, body);
+    }
     this._finishEnd(body);
   }
 
