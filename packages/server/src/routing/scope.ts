@@ -116,8 +116,6 @@ export class Scope<H extends object = HttpHooks> extends Router {
     const label = meta.name !== undefined ? `plugin "${meta.name}"` : `plugin ${plugin.name || '(anonymous)'}`;
     if (meta.name !== undefined) {
       if (registry.names.has(meta.name)) throw new Error(`${label} is registered twice: register it once (on the app, or with { global: true }), or give the two a different name`);
-      registry.names.add(meta.name);
-      if (meta.dependencies?.length) registry.needs.push({ name: meta.name, dependencies: meta.dependencies });
     }
     let scope: Scope<H>;
     if (meta.global === true) {
@@ -126,6 +124,10 @@ export class Scope<H extends object = HttpHooks> extends Router {
     } else {
       scope = new Scope<H>(this);
       this.attach(prefix ?? '/', scope);
+    }
+    if (meta.name !== undefined) {
+      registry.names.add(meta.name);
+      if (meta.dependencies?.length) registry.needs.push({ name: meta.name, dependencies: meta.dependencies });
     }
     let out: unknown;
     try {
