@@ -3,6 +3,7 @@
 // hook API: an app-level onResponse hook (the App adds it when the `accessLog` option is on).
 import type { Request } from '../io/request.ts';
 import type { HttpHooks, ResponseInfo } from '../hooks.ts';
+import type { AccessLogConfig } from '../../core/settings.ts';
 
 export interface AccessLogOptions {
   /** Log level of the lines. Default 'info'. */
@@ -11,11 +12,6 @@ export interface AccessLogOptions {
   skip?: (req: Request) => boolean;
 }
 
-/** Resolved access-log settings (Settings.accessLog). */
-export interface AccessLogConfig {
-  readonly level: 'info' | 'debug';
-  readonly skip: ((req: Request) => boolean) | undefined;
-}
 
 const KNOWN = new Set(['level', 'skip']);
 

@@ -3,7 +3,7 @@
 // a random per-process prefix and a counter (unique across processes with overwhelming
 // probability, a few tens of ns, no crypto per request).
 import { randomBytes } from 'node:crypto';
-import type { HttpHooks } from '../hooks.ts';
+import type { RequestIdConfig } from '../../core/settings.ts';
 
 export interface RequestIdOptions {
   /** The header read (when trusted) and set on every response. Default `x-request-id`. */
@@ -17,13 +17,6 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-/** Resolved request-id settings (Settings.requestId). */
-export interface RequestIdConfig {
-  readonly header: string;
-  /** Whether to read the incoming header; undefined: follow trustProxy. */
-  readonly trustHeader: boolean | undefined;
-  readonly generate: () => string;
-}
 
 const PREFIX = randomBytes(6).toString('base64url');
 let sequence = 0;
@@ -55,14 +48,3 @@ export function resolveRequestId(option: boolean | RequestIdOptions | undefined)
   return { header, trustHeader: option.trustHeader, generate: option.generate ?? generateRequestId };
 }
 
-/**
- * The onRequest hook that sets the response header (the App adds it first when the
- * `requestId` option is on). Reading `req.id` makes the id; a custom generator that fails
- * fails the request (500, logged).
- */
-export function requestIdHook(config: RequestIdConfig): HttpHooks['onRequest'] {
-  const header = config.header;
-  return (req, res) => {
-    res.header(header, req.id);
-  };
-}
