@@ -1,7 +1,8 @@
 // Request lifecycle, compiled once per route when the app starts:
 //
-//   uWS callback → Request/Response → [app & router middleware] → validation
-//     → [route middleware] → handler → returned value sent → (errors → error handlers)
+//   uWS callback → Request/Response → onRequest → [app & router middleware] → preValidation
+//     → validation → preHandler → [route middleware] → handler → returned value sent (onSend)
+//     → (errors → onError → error handlers) → onResponse        (hooks: hooks.ts, docs/hooks.md)
 //
 // A chain is a nest of closures built at startup; per request the only allocations are
 // the Request/Response pair and one `next` per middleware that runs. When the chain
