@@ -129,18 +129,20 @@ export class Scope<H extends object = HttpHooks> extends Router {
       registry.names.add(meta.name);
       if (meta.dependencies?.length) registry.needs.push({ name: meta.name, dependencies: meta.dependencies });
     }
-    let out: unknown;
+    let done: Promise<void>;
     try {
-      out = plugin(scope, own as O);
+      done = Promise.resolve(plugin(scope, own as O)).then(
+        () => undefined,
+        (err) => {
+          throw withPlugin(err, label);
+        },
+      );
     } catch (err) {
-      return Promise.reject(withPlugin(err, label));
+      done = Promise.reject(withPlugin(err, label));
     }
-    const done = Promise.resolve(out).then(
-      () => undefined,
-      (err) => {
-        throw withPlugin(err, label);
-      },
-    );
+    // The start waits for it and fails with its error; a caller who did not await it gets no
+    // unhandled rejection (which would end the process) meanwhile.
+    done.catch(() => {});
     registry.pending.push(done);
     return done;
   }

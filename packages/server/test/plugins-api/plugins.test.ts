@@ -123,6 +123,18 @@ describe('naming, dependencies, bad input', () => {
     }), /plugin loader: async failure/);
   });
 
+  test('a failing plugin not awaited: no unhandled rejection; the start fails with its error', async () => {
+    const app = new App();
+    void app.register(definePlugin({ name: 'sync-bug' }, () => {
+      throw new Error('sync bug');
+    }));
+    void app.register(async () => {
+      throw new Error('async bug');
+    });
+    await new Promise((r) => setTimeout(r, 10)); // an unhandled rejection would fail the test here
+    await assert.rejects(app.request('/'), /plugin "sync-bug": sync bug/);
+  });
+
   test('bad arguments: a non-function plugin, bad options, bad meta, global with a prefix', () => {
     const app = new App();
     assert.throws(() => app.register({} as never), /register\(\) needs a plugin function/);
