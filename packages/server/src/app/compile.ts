@@ -47,7 +47,8 @@ export function compileApp(c: CompileInput): UwsApp {
   // Registrations are collected, then applied to the default router and, since uWS keeps
   // one router per SNI server name, replayed for each extra hostname.
   const registrations: ([UwsVerb, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
-  for (const spec of c.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, c.wsHooks)]);
+  const wsApp = { hooks: c.wsHooks, RequestClass: decoratedClass(RequestClass, rootScope(c.root).requestDecorations) };
+  for (const spec of c.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp)]);
   const add = (verb: UwsVerb, path: string, handler: UwsHandler) => registrations.push([verb, path, handler]);
 
   const routes = flattenRoutes(c.root);

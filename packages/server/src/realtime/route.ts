@@ -13,14 +13,21 @@ import { admitMessage, newBudget } from './rate-limit.ts';
 import { attachSocket, detachSocket, type Socket, type SocketPolicy } from './socket.ts';
 import { compileUpgrade, type UpgradeData } from './upgrade.ts';
 import { wsHooksFor, type WsHookLists } from './ws-hooks.ts';
+import type { Request } from '../http/io/request.ts';
 
 /** uWS keeps the user data given to `upgrade` on the socket object itself. */
 const socketOf = (ws: UwsWebSocket) => (ws as unknown as UpgradeData).socket;
 
 /** Builds the uWS behavior for one route (once, at startup). */
-export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub, uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number }, tls: boolean, appHooks: WsHookLists): UwsWebSocketBehavior {
+/** What every WebSocket route takes from the app: its hooks, and the class its upgrade requests are made from (with the app's decorations). */
+export interface WsAppParts {
+  hooks: WsHookLists;
+  RequestClass: typeof Request;
+}
+
+export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub, uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number }, tls: boolean, app: WsAppParts): UwsWebSocketBehavior {
   const b = spec.behavior;
-  const hooks = wsHooksFor(appHooks, b.hooks);
+  const hooks = wsHooksFor(app.hooks, b.hooks);
   const limits = checkWsBehavior(spec.pattern.path, b);
   const log = settings.logger;
   const stats = hub.stats;
@@ -93,7 +100,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     maxLifetime: limits.maxLifetime,
     sendPingsAutomatically: b.sendPingsAutomatically ?? true,
 
-    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null, hooks.onUpgrade),
+    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null, hooks.onUpgrade, app.RequestClass),
 
     open(ws) {
       const { socket: s, deferOpen } = ws as unknown as UpgradeData;

@@ -24,7 +24,7 @@ export interface UpgradeData {
 }
 
 /** Builds the uWS `upgrade` handler for one route (once, at startup). */
-export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean, limiter: UpgradeLimiter | null, onUpgrade: readonly WsHooks['onUpgrade'][]): NonNullable<UwsWebSocketBehavior['upgrade']> {
+export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean, limiter: UpgradeLimiter | null, onUpgrade: readonly WsHooks['onUpgrade'][], RequestClass: typeof Request = Request): NonNullable<UwsWebSocketBehavior['upgrade']> {
   const b = spec.behavior;
   const log = settings.logger;
   const hooks: ResponseHooks = {
@@ -70,7 +70,7 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
       }
     }
     const res = new Response(ures, settings, hooks, false, tls);
-    const req = new Request(ureq, res, 'GET', settings, 0);
+    const req = new RequestClass(ureq, res, 'GET', settings, 0);
     pair(req, res);
     // The uWS request dies with this callback: copy the handshake headers now.
     const key = ureq.getHeader('sec-websocket-key');

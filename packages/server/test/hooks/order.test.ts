@@ -168,7 +168,8 @@ describe('WebSocket hook order', () => {
   test('onUpgrade, onOpen, onEvent, the event handler, onSocketClose; onEvent may refuse', async () => {
     const seen: string[] = [];
     const app = new App();
-    app.addHook('onUpgrade', (req) => void seen.push(`onUpgrade ${req.path}`));
+    app.decorateRequest('tenant' as never, 'none' as never);
+    app.addHook('onUpgrade', (req) => void seen.push(`onUpgrade ${req.path} ${(req as unknown as { tenant: string }).tenant}`));
     app.addHook('onOpen', () => void seen.push('onOpen'));
     app.addHook('onEvent', (_ws, event) => {
       seen.push(`onEvent ${event}`);
@@ -198,7 +199,7 @@ describe('WebSocket hook order', () => {
     assert.match(refused.message, /refused/);
     client.ws.close(1000);
     await eventually(() => seen.includes('close'));
-    assert.deepEqual(seen, ['onUpgrade /live', 'upgrade', 'onOpen', 'open', 'onEvent hello', 'route onEvent', 'handler', 'onEvent forbidden', 'onSocketClose 1000', 'close']);
+    assert.deepEqual(seen, ['onUpgrade /live none', 'upgrade', 'onOpen', 'open', 'onEvent hello', 'route onEvent', 'handler', 'onEvent forbidden', 'onSocketClose 1000', 'close']);
     await srv.close();
   });
 
