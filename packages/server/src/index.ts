@@ -1,4 +1,8 @@
-export { App, type AppOptions, type ClusterCounts, type ClusterMember, type ListenOptions, type MountOptions, type Server } from './app/app.ts';
+export { App, type AppHooks, type AppLifecycleHooks, type AppOptions, type ClusterCounts, type ClusterMember, type ListenOptions, type MountOptions, type RouteDeclaration, type Server } from './app/app.ts';
+export { Scope, definePlugin, type Plugin, type PluginMeta, type RegisterOptions } from './routing/scope.ts';
+export type { HttpHooks, ResponseInfo, RouteHooks } from './http/hooks.ts';
+export type { WsHooks, WsRouteHooks } from './realtime/ws-hooks.ts';
+export type { AppDecorations, ReplyDecorations, RequestDecorations } from './http/decoration-types.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';

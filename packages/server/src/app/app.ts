@@ -14,8 +14,13 @@ import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
-import { Router } from '../routing/router.ts';
-import { describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { Scope, checkDependencies } from '../routing/scope.ts';
+import { allRouters, describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { checkHookFunction } from '../http/hooks.ts';
+import { requestIdHook } from '../http/observe/request-id-hook.ts';
+import { accessLogHook } from '../http/observe/access-log.ts';
+import { emptyWsHooks } from '../realtime/ws-hooks.ts';
+import { isAppLevelHook, type AppHookLists, type AppHooks, type RouteDeclaration } from './hooks.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
@@ -34,6 +39,7 @@ import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-vi
 import type { ClusterMember } from './cluster-member.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
+export type { AppHooks, AppLifecycleHooks, RouteDeclaration } from './hooks.ts';
 export type { ClusterCounts } from './cluster-view.ts';
 export type { ClusterMember } from './cluster-member.ts';
 export type { Server } from './server.ts';
@@ -49,11 +55,13 @@ export interface MountOptions {
   bodyLimit?: number;
 }
 
-export class App extends Router {
+export class App extends Scope<AppHooks> {
   /** @internal */ readonly _settings: Settings;
   private readonly config: ResolvedOptions;
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
+  /** App-level hooks (WebSocket and lifecycle); the HTTP ones live on the root scope. */
+  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onRoute: [], onReady: [], onListen: [] };
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private server: Server | undefined;
@@ -82,6 +90,9 @@ export class App extends Router {
     this.config = resolveAppOptions(options);
     this._settings = this.config.settings;
     this._settings.app = this;
+    // Request ids and access logs are hooks on the app, first in line (docs/logging.md).
+    if (this._settings.requestId !== null) this.addHook('onRequest', requestIdHook(this._settings.requestId));
+    if (this._settings.accessLog !== null) this.addHook('onResponse', accessLogHook(this._settings.accessLog));
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
@@ -165,9 +176,23 @@ export class App extends Router {
     return this;
   }
 
-  /** Runs once when the server closes, after in-flight requests finished. */
+  /** Runs once when the server closes, after in-flight requests finished (as `addHook('onClose', fn)`). */
   onClose(hook: () => unknown): this {
+    checkHookFunction('onClose', hook, 'onClose()');
     this.closeHooks.push(hook);
+    return this;
+  }
+
+  /**
+   * Adds a lifecycle hook (docs/hooks.md): the HTTP hooks (for every route; scopes take them
+   * for theirs), the WebSocket hooks, and onRoute, onReady, onListen, onClose.
+   */
+  override addHook<K extends keyof AppHooks & string>(name: K, hook: AppHooks[K]): this {
+    if (typeof name !== 'string' || !isAppLevelHook(name)) return super.addHook(name, hook);
+    this._checkOpen(`addHook("${name}")`);
+    checkHookFunction(name, hook, 'addHook()');
+    if (name === 'onClose') this.closeHooks.push(hook as () => unknown);
+    else (this.appHooks[name as keyof AppHookLists] as unknown[]).push(hook);
     return this;
   }
 
@@ -289,18 +314,24 @@ export class App extends Router {
    * generators and tooling walk it. Schemas are the objects given to the routes.
    */
   routes(): RouteInfo[] {
+    return this.declarations().map((d) => d[0]);
+  }
+
+  /** Every route's description with its options as declared (what onRoute gets). */
+  private declarations(): [RouteInfo, RouteDeclaration][] {
     const served = this.servingHandlers;
-    const http: RouteInfo[] = flattenRoutes(this)
+    const http = flattenRoutes(this)
       .filter((r) => !served.has(r.record.handlers[0]!))
-      .map(describeHttpRoute);
-    const ws: RouteInfo[] = this.wsRoutes.map((r) =>
+      .map((r): [RouteInfo, RouteDeclaration] => [describeHttpRoute(r), r.record.options]);
+    const ws = this.wsRoutes.map((r): [RouteInfo, RouteDeclaration] => [
       Object.freeze({
         kind: 'ws' as const,
         path: r.pattern.path,
         events: Object.freeze(Object.entries(r.behavior.events ?? {}).map(([name, def]) => Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }))),
       }),
-    );
-    return [...http, ...ws, ...this.served];
+      r.behavior,
+    ]);
+    return [...http, ...ws, ...this.served.map((info): [RouteInfo, RouteDeclaration] => [info, undefined])];
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
@@ -321,6 +352,13 @@ export class App extends Router {
       this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
     }
     this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
+    for (const hook of this.appHooks.onListen) {
+      try {
+        await hook({ host, port: p });
+      } catch (err) {
+        this.logger.error({ err }, 'onListen hook failed');
+      }
+    }
     return server;
   }
 
@@ -394,11 +432,17 @@ export class App extends Router {
     return this.config.tls !== undefined;
   }
 
-  /** Waits for static files, compiles every route once, starts the bus. */
+  /** Waits for static files and plugins, compiles every route once, starts the bus. */
   private async start(): Promise<Running> {
-    const loading = this.loading;
-    this.loading = [];
-    await Promise.all(loading);
+    // Plugins may register more plugins: wait until nothing is left running.
+    const pending = this._registry.pending;
+    while (this.loading.length > 0 || pending.length > 0) {
+      const waiting = [...this.loading, ...pending.splice(0)];
+      this.loading = [];
+      await Promise.all(waiting);
+    }
+    checkDependencies(this._registry);
+    for (const router of allRouters(this)) router._frozen = true;
     const o = this.config;
     // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
     // In a cluster worker, it also gets the way to ask the other workers for theirs.
@@ -421,7 +465,10 @@ export class App extends Router {
       tls: o.tls,
       maxHeaderSize: o.maxHeaderSize,
       notFound: this.notFoundHandler,
+      wsHooks: this.appHooks,
     }));
+    for (const hook of this.appHooks.onRoute) for (const [info, options] of this.declarations()) await hook(info, options);
+    for (const hook of this.appHooks.onReady) await hook();
     await this.hub.startBus();
     return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks, stopAccepting: () => this.loopback?.close() };
   }

@@ -7,6 +7,7 @@ import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
 import { DEFAULT_MAX_PENDING } from './requests.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
+import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
 
 export interface WsEvent<Data, S> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
@@ -63,6 +64,8 @@ export interface WsBehavior<Data, E> {
    * second (`RATE_LIMITED` error replies, then close 4430). See docs/rate-limit.md.
    */
   rateLimit?: WsRateLimit;
+  /** This route's own WebSocket hooks, run after the app's (docs/hooks.md): `{ onEvent: [fn] }`. */
+  hooks?: WsRouteHooks;
 }
 
 export interface WsRouteSpec {
@@ -83,7 +86,7 @@ export interface Limits {
 /** Checks options when the route is declared: some bad values terminate the uWS core. */
 export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   if (typeof b !== 'object' || b === null) throw new TypeError(`ws ${path}: behavior must be an object`);
-  const fail = (msg: string) => {
+  const fail = (msg: string): never => {
     throw new TypeError(`ws ${path}: ${msg}`);
   };
   const maxPayloadLength = b.maxPayloadLength ?? 64 * 1024;
@@ -104,6 +107,7 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
     if (b[hook] !== undefined && typeof b[hook] !== 'function') fail(`${hook} must be a function`);
   }
+  checkWsRouteHooks(b.hooks, fail);
   for (const [name, def] of Object.entries(b.events ?? {})) {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
     if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);

@@ -11,6 +11,7 @@ import { replyReceived, type Socket, type SocketHub } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/index.ts';
+import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -33,7 +34,7 @@ function answer(s: Socket<any>, text: string, async: boolean): void {
   else s.sendRaw(text, false);
 }
 
-export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub): ControlHandler {
+export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub, onEvent: readonly WsHooks['onEvent'][] = []): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, { validate: def.schema ? compileValidator('body', def.schema) : null, handler: def.handler as CompiledEvent['handler'] });
@@ -102,6 +103,15 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       answer(s, replyFrame(ref, json), async);
     };
     try {
+      // onEvent hooks first (they may refuse); the rare async one defers the rest.
+      const gate = onEvent.length === 0 ? undefined : runGate(onEvent, eventRefused, s, name, data);
+      if (gate !== undefined) {
+        gate
+          .then(() => (ev.validate ? ev.validate(data) : data))
+          .then((v) => ev.handler(s, v))
+          .then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+        return;
+      }
       const checked = ev.validate ? ev.validate(data) : data;
       if (checked instanceof Promise) {
         checked.then((v) => Promise.resolve(ev.handler(s, v))).then((v) => reply(v, true), (err) => eventError(s, ref, err, true));

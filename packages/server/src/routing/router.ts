@@ -3,12 +3,16 @@
 import { normalizePrefix, parsePattern } from '../core/path.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
 import { isSchema } from '../http/validation.ts';
+import { routeHookLists, type HookLists } from '../http/hooks.ts';
+import type { Decoration } from '../http/decorations.ts';
 
 export interface RouteRecord {
   method: HttpMethod | null; // null: any method
   path: string;
   options: RouteOptions;
   handlers: Handler<any>[];
+  /** The route's own hooks (options.hooks), checked and as lists. */
+  hooks: HookLists;
 }
 
 export interface MiddlewareRecord {
@@ -28,6 +32,13 @@ export class Router {
   /** @internal */ readonly _middleware: MiddlewareRecord[] = [];
   /** @internal */ readonly _children: { prefix: string; router: Router }[] = [];
   /** @internal */ _errorHandler: ErrorHandler | undefined = undefined;
+  /** Hooks for this router's routes and the routers below it, by name (Scope.addHook). @internal */
+  _hooks: HookLists = {};
+  /** Decorations this router's requests and responses get (Scope.decorateRequest/decorateReply). @internal */
+  readonly _requestDecorations: Decoration[] = [];
+  /** @internal */ readonly _replyDecorations: Decoration[] = [];
+  /** Set when the app starts: declaring anything more is an error. @internal */
+  _frozen = false;
 
   readonly get: RouteMethod<this> = this.route('GET');
   readonly post: RouteMethod<this> = this.route('POST');
@@ -41,6 +52,7 @@ export class Router {
 
   private route(method: HttpMethod | null): RouteMethod<this> {
     return ((path: string, ...rest: unknown[]) => {
+      this._checkOpen(`app.${method === null ? 'any' : method.toLowerCase()}()`);
       parsePattern(path); // fail at declaration, not at startup
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       const options = typeof rest[0] === 'function' ? {} : (rest.shift() as RouteOptions);
@@ -48,7 +60,8 @@ export class Router {
       checkOptions(path, options);
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       for (const h of rest) if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
-      this._routes.push({ method, path, options, handlers: rest as Handler<any>[] });
+      const hooks = routeHookLists(`Route ${method ?? 'ANY'} ${path}`, options.hooks);
+      this._routes.push({ method, path, options, handlers: rest as Handler<any>[], hooks });
       return this;
     }) as RouteMethod<this>;
   }
@@ -58,6 +71,7 @@ export class Router {
    * literal prefix (`use('/admin', mw)`). Middleware runs before routes, in the order added.
    */
   use(...args: [Middleware, ...Middleware[]] | [string, Middleware, ...Middleware[]]): this {
+    this._checkOpen('use()');
     const prefix = typeof args[0] === 'string' ? normalizePrefix(args.shift() as string) : null;
     const handlers = args as Middleware[];
     if (handlers.length === 0) throw new TypeError('use() needs at least one middleware');
@@ -74,6 +88,7 @@ export class Router {
 
   /** Mounts a router's routes under a prefix. Routes added to it later are included too. */
   attach(prefix: string, router: Router): this {
+    this._checkOpen('attach()');
     if (!(router instanceof Router)) throw new TypeError('attach() needs a Router');
     if (router === this) throw new TypeError('A router cannot be attached to itself');
     this._children.push({ prefix: normalizePrefix(prefix), router });
@@ -82,9 +97,15 @@ export class Router {
 
   /** Handles errors thrown by this router's routes (and routers attached to it) before the app's handler. */
   error(handler: ErrorHandler): this {
+    this._checkOpen('error()');
     if (typeof handler !== 'function') throw new TypeError('error() needs a function');
     this._errorHandler = handler;
     return this;
+  }
+
+  /** Throws once the app has started: routes, hooks and plugins are compiled once, at start. @internal */
+  _checkOpen(what: string): void {
+    if (this._frozen) throw new Error(`${what} after the app started: declare routes, middleware, hooks and plugins before listen() or the first app.request()`);
   }
 }
 

@@ -47,3 +47,4 @@ export function resolveRequestId(option: boolean | RequestIdOptions | undefined)
   if (option.generate !== undefined && typeof option.generate !== 'function') throw new TypeError('requestId.generate must be a function returning a string');
   return { header, trustHeader: option.trustHeader, generate: option.generate ?? generateRequestId };
 }
+
