@@ -14,8 +14,12 @@ export function isPromise(value: unknown): value is PromiseLike<unknown> {
 }
 
 export function sendValue(value: unknown, req: Request<any>, res: Response, route: FailureSink): void {
-  if (res.headersSent || res.finished) return;
   try {
+    if (res.headersSent || res.finished) {
+      // `res.json(a); return b`: b is lost. Misuse, reported like a second res.json() (`return res` is fine).
+      if (value !== res) res._late('a value returned by the handler');
+      return;
+    }
     if (typeof value === 'string') res.send(value);
     else if (value instanceof Uint8Array || value instanceof ArrayBuffer) res.send(value);
     else if (value instanceof globalThis.Response) sendWebResponse(value, res, route, req);

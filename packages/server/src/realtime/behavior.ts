@@ -5,6 +5,7 @@ import { isSchema, type Infer, type Schema } from '../http/validation.ts';
 import type { Pattern } from '../core/path.ts';
 import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 
 export interface WsEvent<Data, S> {
@@ -59,6 +60,14 @@ export interface WsBehavior<Data, E> {
   rateLimit?: WsRateLimit;
 }
 
+/** Every key of a ws route (`hooks`: the route's lifecycle hooks); one added to WsBehavior and not here fails to compile. */
+const WS_KEYS = Object.keys({
+  upgrade: true, allowedOrigins: true, open: true, subscribe: true, events: true, message: true, drain: true, close: true, maxPayloadLength: true,
+  idleTimeout: true, maxBackpressure: true, backpressure: true, compression: true, maxLifetime: true, sendPingsAutomatically: true,
+  maxSubscriptions: true, rateLimit: true, hooks: true,
+} satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
+const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
+
 export interface WsRouteSpec {
   pattern: Pattern;
   behavior: WsBehavior<any, any>;
@@ -79,6 +88,7 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   const fail = (msg: string) => {
     throw new TypeError(`ws ${path}: ${msg}`);
   };
+  checkKnownKeys(`ws ${path}`, b, WS_KEYS);
   const maxPayloadLength = b.maxPayloadLength ?? 64 * 1024;
   if (!Number.isInteger(maxPayloadLength) || maxPayloadLength < 1 || maxPayloadLength > 64 * 1024 * 1024) fail('maxPayloadLength must be an integer from 1 to 67108864');
   const idleTimeout = b.idleTimeout ?? 120;
@@ -95,9 +105,14 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
     if (b[hook] !== undefined && typeof b[hook] !== 'function') fail(`${hook} must be a function`);
   }
+  if (b.events !== undefined && (typeof b.events !== 'object' || b.events === null)) fail('events must be an object of { schema?, handler } by event name');
   for (const [name, def] of Object.entries(b.events ?? {})) {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
-    if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);
+    if (typeof def === 'function') fail(`event ${name} must be { handler } (or { schema, handler }), not a bare function`);
+    if (typeof def !== 'object' || def === null) fail(`event ${name} must be an object ({ schema?, handler })`);
+    // `data:` for `schema:` would otherwise let unvalidated data reach the handler.
+    checkKnownKeys(`ws ${path}: event ${name}`, def as object, EVENT_KEYS);
+    if (typeof (def as WsEvent<unknown, unknown>).handler !== 'function') fail(`event ${name} needs a handler`);
     const schema = (def as WsEvent<unknown, unknown>).schema;
     if (schema !== undefined && !isSchema(schema)) fail(`event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`);
   }

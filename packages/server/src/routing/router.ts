@@ -3,6 +3,7 @@
 import { normalizePrefix, parsePattern } from '../core/path.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
 import { isSchema } from '../http/validation.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 
 export interface RouteRecord {
   method: HttpMethod | null; // null: any method
@@ -45,7 +46,7 @@ export class Router {
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       const options = typeof rest[0] === 'function' ? {} : (rest.shift() as RouteOptions);
       if (typeof options !== 'object' || options === null) throw new TypeError(`Route options for ${path} must be an object`);
-      checkOptions(path, options);
+      checkOptions(`${method ?? 'ANY'} ${path}`, options);
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       for (const h of rest) if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
       this._routes.push({ method, path, options, handlers: rest as Handler<any>[] });
@@ -90,8 +91,14 @@ export class Router {
 
 const SCHEMA_KEYS = ['params', 'query', 'body', 'headers', 'cookies'] as const;
 const BODY_KINDS = new Set(['json', 'urlencoded', 'multipart', 'text']);
+/** Every route option: one added to RouteOptions and not here fails to compile (`hooks`: lifecycle hooks per route). */
+const ROUTE_KEYS = Object.keys({
+  params: true, query: true, body: true, headers: true, cookies: true, bodyLimit: true, consumes: true, timeout: true, compress: true, dedup: true, hooks: true,
+} satisfies Record<keyof RouteOptions | 'hooks', true>);
 
+/** `path` is `METHOD /pattern`, the route as the messages name it. */
 function checkOptions(path: string, options: RouteOptions): void {
+  checkKnownKeys(`Route ${path}`, options, ROUTE_KEYS);
   for (const key of SCHEMA_KEYS) {
     const s = options[key];
     if (s !== undefined && !isSchema(s)) throw new TypeError(`Route ${path}: options.${key} must be a Standard Schema validator (e.g. a Zod schema)`);

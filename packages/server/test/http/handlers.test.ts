@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { App, HttpError, Router } from '../../src/index.ts';
-import { recordingLogger, sleep, start } from '../helpers.ts';
+import { eventually, recordingLogger, sleep, start } from '../helpers.ts';
 
 describe('returned values', () => {
   test('object/array → JSON, string → text, bytes → octet-stream, Response → as given', async () => {
@@ -53,15 +53,20 @@ describe('returned values', () => {
     }
   });
 
-  test('a value returned after the handler already answered is ignored', async () => {
-    const app = new App();
-    app.get('/', (req, res) => {
+  test('a value returned after the handler already answered is ignored, and logged with the route', async () => {
+    const log = recordingLogger();
+    const app = new App({ logger: log.logger });
+    app.get('/answered/:id', (req, res) => {
       res.send('first');
       return 'second';
     });
     const srv = await start(app);
     try {
-      assert.equal(await (await fetch(srv.url + '/')).text(), 'first');
+      assert.equal(await (await fetch(srv.url + '/answered/1')).text(), 'first');
+      await eventually(() => log.entries.some((e) => e.level === 'error'));
+      const entry = log.entries.find((e) => e.level === 'error')!;
+      assert.deepEqual({ ...(entry.obj as object), err: undefined }, { err: undefined, method: 'GET', route: '/answered/:id', url: '/answered/1' });
+      assert.match((entry.obj as { err: Error }).err.message, /^a value returned by the handler after the response was sent \(GET \/answered\/:id\)/);
     } finally {
       await srv.close();
     }

@@ -3,6 +3,7 @@
 // counts body bytes and the start time only when this is on (ResponseCore._t0 !== 0).
 import type { Request } from '../io/request.ts';
 import type { Response } from '../io/response.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export interface AccessLogOptions {
   /** Log level of the lines. Default 'info'. */
@@ -23,7 +24,7 @@ export function resolveAccessLog(option: boolean | AccessLogOptions | undefined)
   if (option === undefined || option === false) return null;
   if (option === true) return { level: 'info', skip: undefined };
   if (typeof option !== 'object' || option === null) throw new TypeError('accessLog must be a boolean or { level, skip }');
-  for (const k of Object.keys(option)) if (!KNOWN.has(k)) throw new TypeError(`accessLog: unknown option "${k}"`);
+  checkKnownKeys('accessLog', option, KNOWN);
   if (option.level !== undefined && option.level !== 'info' && option.level !== 'debug') throw new TypeError("accessLog.level must be 'info' or 'debug'");
   if (option.skip !== undefined && typeof option.skip !== 'function') throw new TypeError('accessLog.skip must be a function (req) => boolean');
   return { level: option.level ?? 'info', skip: option.skip };

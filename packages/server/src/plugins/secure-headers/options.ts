@@ -1,6 +1,7 @@
 // secureHeaders() options → the header lines to send, computed once at setup. Each header is
 // `true` (the default value), `false` (not sent) or a string (sent as given); the CSP is
 // built from directives. Mistakes throw TypeErrors at setup.
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export interface ContentSecurityPolicyOptions {
   /** `{ defaultSrc: ["'self'"], imgSrc: ["'self'", 'data:'], upgradeInsecureRequests: true }`; camelCase or kebab-case names. */
@@ -58,7 +59,7 @@ export interface HeaderLists {
 
 export function resolveSecureHeaders(options: SecureHeadersOptions): HeaderLists {
   if (typeof options !== 'object' || options === null) throw new TypeError('secureHeaders(): options must be an object');
-  for (const key of Object.keys(options)) if (!KNOWN.has(key)) throw new TypeError(`secureHeaders(): unknown option "${key}"`);
+  checkKnownKeys('secureHeaders()', options, KNOWN);
   const plain: string[] = [];
   for (const [option, name, fallback, onByDefault] of TABLE) {
     const value = headerValue(option, options[option] as boolean | string | undefined, fallback, onByDefault);
