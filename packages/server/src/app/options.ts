@@ -177,5 +177,5 @@ export function listeningLog(host: string, port: number, tls: boolean, workers?:
   const url = `${tls ? 'https' : 'http'}://${name}:${port}`;
   const where = wildcard ? ' (every interface)' : '';
   const pool = workers === undefined ? '' : `, ${workers} worker${workers === 1 ? '' : 's'}`;
-  return [{ url, host, port, tls, ...(workers === undefined ? {} : { workers }) }, `listening on ${url}${where}${pool}`];
+  return [{ url, host, port, ...(workers === undefined ? {} : { workers }) }, `listening on ${url}${where}${pool}`];
 }

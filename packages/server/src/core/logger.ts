@@ -88,6 +88,7 @@ function pretty(label: string, bindings: Record<string, unknown>, obj: object | 
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
     if (value instanceof Error) stack += `\n    ${(value.stack ?? `${value.name}: ${value.message}`).replace(/\n/g, '\n    ')}`;
+    else if (typeof value === 'string' && value.length > 3 && text.includes(value)) continue; // already in the message (the listening URL)
     else line += ` ${key}=${typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : safeJson(value)}`;
   }
   return `${line}${stack}\n`;

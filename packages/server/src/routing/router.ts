@@ -3,6 +3,7 @@
 import { normalizePrefix, parsePattern } from '../core/path.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
 import { isSchema } from '../http/validation.ts';
+import { resolveCompression } from '../http/compression.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
 
 export interface RouteRecord {
@@ -113,6 +114,7 @@ function checkOptions(path: string, options: RouteOptions): void {
   if (options.compress !== undefined && typeof options.compress !== 'boolean' && (typeof options.compress !== 'object' || options.compress === null)) {
     throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
   }
+  if (typeof options.compress === 'object') resolveCompression(options.compress, null); // checked now, not at listen()
   if (options.consumes !== undefined) {
     if (!Array.isArray(options.consumes) || options.consumes.length === 0 || !options.consumes.every((k) => BODY_KINDS.has(k))) {
       throw new TypeError(`Route ${path}: consumes must list some of json, urlencoded, multipart, text`);
