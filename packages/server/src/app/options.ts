@@ -1,7 +1,7 @@
 // AppOptions: what `new App(options)` accepts, checked once and resolved into the settings
 // every request reads. Bad values fail here, with the option's name, not at the first request.
 import { resolveCompression, type Compression, type CompressionOptions } from '../http/compression.ts';
-import type { TlsOptions } from '../serving/tls.ts';
+import { checkTlsKeys, type TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
@@ -129,6 +129,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     throw new TypeError('logger must have error, warn, info and debug methods (pino fits)');
   }
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+  if (o.tls !== undefined) checkTlsKeys('new App(): tls', o.tls);
   const bus = o.bus;
   if (bus !== undefined && (typeof bus !== 'object' || bus === null || typeof bus.publish !== 'function' || typeof bus.interest !== 'function' || typeof bus.start !== 'function' || typeof bus.close !== 'function')) {
     throw new TypeError('bus must implement start, publish, interest and close');

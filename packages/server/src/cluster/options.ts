@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
-import type { TlsOptions } from '../serving/tls.ts';
+import { checkTlsKeys, type TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 
 export interface ClusterOptions {
@@ -94,6 +94,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Invalid port ${port}`);
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new TypeError('host must be a non-empty string');
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+  if (o.tls !== undefined) checkTlsKeys('cluster(): tls', o.tls);
   if (o.reusePort !== undefined && typeof o.reusePort !== 'boolean') throw new TypeError('reusePort must be a boolean');
   if (o.reusePort && process.platform !== 'linux') throw new TypeError('reusePort needs Linux (SO_REUSEPORT balancing)');
   const signals = o.signals === undefined || o.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : o.signals === false ? [] : o.signals;

@@ -31,6 +31,12 @@ describe('unknown options, one object at a time', () => {
     assert.throws(() => new App({ presence: { heartbeet: 100 } } as never), { message: 'new App(): presence: unknown option "heartbeet" (did you mean "heartbeat"?)' });
   });
 
+  test('tls (app and cluster) and its sni identities', async () => {
+    assert.throws(() => new App({ tls: { key: 'k', cert: 'c', passphrse: 'p' } } as never), { message: 'new App(): tls: unknown option "passphrse" (did you mean "passphrase"?)' });
+    assert.throws(() => new App({ tls: { key: 'k', cert: 'c', sni: { 'a.example': { key: 'k', certs: 'c' } } } } as never), { message: 'new App(): tls.sni["a.example"]: unknown option "certs" (did you mean "cert"?)' });
+    await assert.rejects(cluster({ tls: { keyFile: 'k', cert: 'c' } } as never, () => app()), /^TypeError: cluster\(\): tls: unknown option "keyFile" \(known: key, cert, passphrase, ca, sni\)$/);
+  });
+
   test('compression (app and route)', () => {
     assert.throws(() => new App({ compression: { treshold: 10 } } as never), { message: 'compression: unknown option "treshold" (did you mean "threshold"?)' });
     assert.throws(() => app().get('/', { compress: { gzipLvl: 1 } } as never, noop), /compression: unknown option "gzipLvl" \(did you mean "gzipLevel"\?\)/);
@@ -81,6 +87,7 @@ describe('unknown options, one object at a time', () => {
   test('the plugins: cors, secureHeaders, rateLimit, health, metrics', () => {
     assert.throws(() => cors({ orgin: '*' } as never), { message: 'cors(): unknown option "orgin" (did you mean "origin"?)' });
     assert.throws(() => secureHeaders({ xFrameOption: 'DENY' } as never), { message: 'secureHeaders(): unknown option "xFrameOption" (did you mean "xFrameOptions"?)' });
+    assert.throws(() => secureHeaders({ contentSecurityPolicy: { directives: {}, reportonly: true } } as never), { message: 'secureHeaders(): contentSecurityPolicy: unknown option "reportonly" (did you mean "reportOnly"?)' });
     assert.throws(() => rateLimit({ window: 1000, max: 1, keys: noop } as never), { message: 'rateLimit(): unknown option "keys" (did you mean "key"?)' });
     assert.throws(() => health({ check: {} } as never), { message: 'health(): unknown option "check" (did you mean "checks"?)' });
     assert.throws(() => metrics({ pth: '/m' } as never), { message: 'metrics(): unknown option "pth" (did you mean "path"?)' });

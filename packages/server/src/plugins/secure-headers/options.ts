@@ -70,6 +70,7 @@ export function resolveSecureHeaders(options: SecureHeadersOptions): HeaderLists
     if (typeof csp !== 'object' || csp === null || typeof csp.directives !== 'object' || csp.directives === null) {
       throw new TypeError('secureHeaders(): contentSecurityPolicy must be false or { directives: { … } }');
     }
+    checkKnownKeys('secureHeaders(): contentSecurityPolicy', csp, ['directives', 'reportOnly']);
     plain.push(csp.reportOnly === true ? 'content-security-policy-report-only' : 'content-security-policy', buildCsp(csp.directives));
   }
   const hsts = headerValue('strictTransportSecurity', options.strictTransportSecurity, HSTS_DEFAULT, true);
