@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { App, HttpError, Router } from '../../src/index.ts';
+import { App, HttpError, Router, silentLogger } from '../../src/index.ts';
 import { eventually, recordingLogger, sleep, start } from '../helpers.ts';
 
 describe('returned values', () => {
@@ -76,7 +76,7 @@ describe('returned values', () => {
 describe('request timeout', () => {
   test('a request nobody answers gets 503 instead of hanging, and its signal aborts', async () => {
     let aborted = false;
-    const app = new App({ requestTimeout: 300 });
+    const app = new App({ requestTimeout: 300, logger: silentLogger });
     app.get('/forgotten', (req) => {
       req.signal.addEventListener('abort', () => (aborted = true));
     });
@@ -134,7 +134,7 @@ describe('errors', () => {
   });
 
   test('exposeErrors shows message and stack (development)', async () => {
-    const app = new App({ exposeErrors: true });
+    const app = new App({ exposeErrors: true, logger: silentLogger });
     app.get('/', () => {
       throw new Error('visible');
     });
@@ -149,7 +149,7 @@ describe('errors', () => {
   });
 
   test('router error handlers run before the app handler; a throwing handler passes outward', async () => {
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     const api = new Router();
     api.get('/handled', () => {
       throw new HttpError(400, 'bad');
@@ -182,7 +182,7 @@ describe('errors', () => {
   });
 
   test('an error handler that itself fails falls back to the default answer', async () => {
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     app.get('/', () => {
       throw new HttpError(422, 'unprocessable');
     });
@@ -199,7 +199,7 @@ describe('errors', () => {
   });
 
   test('an error after streaming began closes the connection instead of sending a second response', async () => {
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     app.get('/', (req, res) =>
       res.stream(
         Readable.from(
