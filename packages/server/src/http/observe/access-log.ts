@@ -4,6 +4,7 @@
 import type { Request } from '../io/request.ts';
 import type { Response } from '../io/response.ts';
 import { checkKnownKeys } from '../../core/options-check.ts';
+import type { AccessLogConfig } from '../../core/settings.ts';
 
 export interface AccessLogOptions {
   /** Log level of the lines. Default 'info'. */
@@ -12,11 +13,6 @@ export interface AccessLogOptions {
   skip?: (req: Request) => boolean;
 }
 
-/** Resolved access-log settings (Settings.accessLog). */
-export interface AccessLogConfig {
-  readonly level: 'info' | 'debug';
-  readonly skip: ((req: Request) => boolean) | undefined;
-}
 
 const KNOWN = new Set(['level', 'skip']);
 
