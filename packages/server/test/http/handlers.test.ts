@@ -74,6 +74,29 @@ describe('returned values', () => {
 });
 
 describe('request timeout', () => {
+  test('returning res or the res.sse() stream after answering is not misuse', async () => {
+    const log = recordingLogger();
+    const app = new App({ logger: log.logger });
+    app.get('/res', (req, res) => {
+      res.send('answered');
+      return res;
+    });
+    app.get('/sse', (req, res) => {
+      const events = res.sse();
+      events.send('hello');
+      events.close();
+      return events;
+    });
+    const srv = await start(app);
+    try {
+      assert.equal(await (await fetch(srv.url + '/res')).text(), 'answered');
+      assert.match(await (await fetch(srv.url + '/sse')).text(), /hello/);
+      assert.deepEqual(log.entries.filter((e) => e.level !== 'info' && e.level !== 'debug'), []);
+    } finally {
+      await srv.close();
+    }
+  });
+
   test('a request nobody answers gets 503 instead of hanging, and its signal aborts', async () => {
     let aborted = false;
     const app = new App({ requestTimeout: 300, logger: silentLogger });
