@@ -27,7 +27,7 @@ import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
-import { checkListenArguments, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
+import { checkListenArguments, listeningLog, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
@@ -351,7 +351,7 @@ export class App extends Scope<AppHooks> {
       const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
       this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
     }
-    this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
+    this.logger.info(...listeningLog(host, p, this.config.tls !== undefined));
     for (const hook of this.appHooks.onListen) {
       try {
         await hook({ host, port: p });

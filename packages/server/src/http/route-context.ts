@@ -140,11 +140,11 @@ export class CompiledRoute {
     if (res.finished) {
       // A client that left mid-request (its body reads reject with ClientAbortError) is routine.
       if (res.aborted) this.settings.logger.debug({ err, method: req.method, url: req.url }, 'request failed after the client left');
-      else this.settings.logger.error({ err }, 'error after the response was sent');
+      else this.settings.logger.error({ err, method: req.method, route: req.route, url: req.url }, 'error after the response was sent');
       return;
     }
     if (res.headersSent) {
-      this.settings.logger.error({ err }, 'error while streaming a response; closing the connection');
+      this.settings.logger.error({ err, method: req.method, route: req.route, url: req.url }, 'error while streaming a response; closing the connection');
       res.destroy();
       return;
     }

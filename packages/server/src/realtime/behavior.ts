@@ -6,6 +6,7 @@ import type { Pattern } from '../core/path.ts';
 import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
 import { DEFAULT_MAX_PENDING } from './requests.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
 
@@ -68,6 +69,14 @@ export interface WsBehavior<Data, E> {
   hooks?: WsRouteHooks;
 }
 
+/** Every key of a ws route (`hooks`: the route's lifecycle hooks); one added to WsBehavior and not here fails to compile. */
+const WS_KEYS = Object.keys({
+  upgrade: true, allowedOrigins: true, open: true, subscribe: true, events: true, message: true, drain: true, close: true, maxPayloadLength: true,
+  idleTimeout: true, maxBackpressure: true, backpressure: true, compression: true, maxLifetime: true, sendPingsAutomatically: true,
+  maxSubscriptions: true, maxPendingRequests: true, rateLimit: true, hooks: true,
+} satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
+const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
+
 export interface WsRouteSpec {
   pattern: Pattern;
   behavior: WsBehavior<any, any>;
@@ -89,6 +98,7 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   const fail = (msg: string): never => {
     throw new TypeError(`ws ${path}: ${msg}`);
   };
+  checkKnownKeys(`ws ${path}`, b, WS_KEYS);
   const maxPayloadLength = b.maxPayloadLength ?? 64 * 1024;
   if (!Number.isInteger(maxPayloadLength) || maxPayloadLength < 1 || maxPayloadLength > 64 * 1024 * 1024) fail('maxPayloadLength must be an integer from 1 to 67108864');
   const idleTimeout = b.idleTimeout ?? 120;
@@ -108,9 +118,14 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     if (b[hook] !== undefined && typeof b[hook] !== 'function') fail(`${hook} must be a function`);
   }
   checkWsRouteHooks(b.hooks, fail);
+  if (b.events !== undefined && (typeof b.events !== 'object' || b.events === null)) fail('events must be an object of { schema?, handler } by event name');
   for (const [name, def] of Object.entries(b.events ?? {})) {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
-    if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);
+    if (typeof def === 'function') fail(`event ${name} must be { handler } (or { schema, handler }), not a bare function`);
+    if (typeof def !== 'object' || def === null) fail(`event ${name} must be an object ({ schema?, handler })`);
+    // `data:` for `schema:` would otherwise let unvalidated data reach the handler.
+    checkKnownKeys(`ws ${path}: event ${name}`, def as object, EVENT_KEYS);
+    if (typeof (def as WsEvent<unknown, unknown>).handler !== 'function') fail(`event ${name} needs a handler`);
     const schema = (def as WsEvent<unknown, unknown>).schema;
     if (schema !== undefined && !isSchema(schema)) fail(`event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`);
   }

@@ -34,6 +34,20 @@ function answer(s: Socket<any>, text: string, async: boolean): void {
   else s.sendRaw(text, false);
 }
 
+// Built once: the answers to frames nothing on the route reads.
+const NOT_PROTOCOL_TEXT = errorFrame(undefined, 'BAD_FRAME', 'Not a protocol frame (those start with {"type":"), and this route has no message handler');
+const NOT_PROTOCOL_BINARY = errorFrame(undefined, 'BAD_FRAME', 'Binary frame, and this route has no message handler');
+
+/**
+ * A frame that is not a protocol frame (binary, or text not starting with `{"type":"`) on a
+ * route without a `message` hook: nothing would read it, so the client is told (BAD_FRAME,
+ * without `ref`) and the server logs it at debug level.
+ */
+export function refuseNonProtocolFrame(s: Socket<any>, isBinary: boolean, size: number, log: Logger): void {
+  log.debug({ ip: s.ip, binary: isBinary, size }, 'websocket: not a protocol frame, and the route has no message handler');
+  answer(s, isBinary ? NOT_PROTOCOL_BINARY : NOT_PROTOCOL_TEXT, false);
+}
+
 export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub, onEvent: readonly WsHooks['onEvent'][] = []): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {

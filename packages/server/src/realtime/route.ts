@@ -6,7 +6,7 @@
 import type { Settings } from '../core/settings.ts';
 import type { UwsWebSocket, UwsWebSocketBehavior } from '../uws/index.ts';
 import { checkWsBehavior, type WsRouteSpec } from './behavior.ts';
-import { compileControl } from './control.ts';
+import { compileControl, refuseNonProtocolFrame } from './control.ts';
 import type { WsHub } from './hub.ts';
 import { CLOSE_RATE_LIMITED, CLOSE_TOO_BIG, CLOSE_TOO_SLOW, errorFrame, isControlFrame, readRef } from './protocol.ts';
 import { admitMessage, newBudget } from './rate-limit.ts';
@@ -132,6 +132,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         if (isControlFrame(bytes)) return control(s, bytes);
       }
       if (onMessage) safely('message', onMessage, s, ab, isBinary);
+      else refuseNonProtocolFrame(s, isBinary, ab.byteLength, log);
     },
 
     drain(ws) {

@@ -5,6 +5,8 @@ import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOp
 import { isSchema } from '../http/validation.ts';
 import { routeHookLists, type HookLists } from '../http/hooks.ts';
 import type { Decoration } from '../http/decorations.ts';
+import { resolveCompression } from '../http/compression.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 
 export interface RouteRecord {
   method: HttpMethod | null; // null: any method
@@ -57,7 +59,7 @@ export class Router {
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       const options = typeof rest[0] === 'function' ? {} : (rest.shift() as RouteOptions);
       if (typeof options !== 'object' || options === null) throw new TypeError(`Route options for ${path} must be an object`);
-      checkOptions(path, options);
+      checkOptions(`${method ?? 'ANY'} ${path}`, options);
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       for (const h of rest) if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
       const hooks = routeHookLists(`Route ${method ?? 'ANY'} ${path}`, options.hooks);
@@ -111,8 +113,14 @@ export class Router {
 
 const SCHEMA_KEYS = ['params', 'query', 'body', 'headers', 'cookies'] as const;
 const BODY_KINDS = new Set(['json', 'urlencoded', 'multipart', 'text']);
+/** Every route option: one added to RouteOptions and not here fails to compile (`hooks`: lifecycle hooks per route). */
+const ROUTE_KEYS = Object.keys({
+  params: true, query: true, body: true, headers: true, cookies: true, bodyLimit: true, consumes: true, timeout: true, compress: true, dedup: true, hooks: true,
+} satisfies Record<keyof RouteOptions | 'hooks', true>);
 
+/** `path` is `METHOD /pattern`, the route as the messages name it. */
 function checkOptions(path: string, options: RouteOptions): void {
+  checkKnownKeys(`Route ${path}`, options, ROUTE_KEYS);
   for (const key of SCHEMA_KEYS) {
     const s = options[key];
     if (s !== undefined && !isSchema(s)) throw new TypeError(`Route ${path}: options.${key} must be a Standard Schema validator (e.g. a Zod schema)`);
@@ -127,6 +135,7 @@ function checkOptions(path: string, options: RouteOptions): void {
   if (options.compress !== undefined && typeof options.compress !== 'boolean' && (typeof options.compress !== 'object' || options.compress === null)) {
     throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
   }
+  if (typeof options.compress === 'object') resolveCompression(options.compress, null); // checked now, not at listen()
   if (options.consumes !== undefined) {
     if (!Array.isArray(options.consumes) || options.consumes.length === 0 || !options.consumes.every((k) => BODY_KINDS.has(k))) {
       throw new TypeError(`Route ${path}: consumes must list some of json, urlencoded, multipart, text`);

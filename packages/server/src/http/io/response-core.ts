@@ -129,8 +129,9 @@ export class ResponseCore {
 
   /**
    * A write after the response was answered (or started streaming): a bug in the app, such as
-   * res.json() twice or a header after the body. Throws in development (NODE_ENV !==
-   * 'production'), logs a warning in production; silent after the client left, after a
+   * res.json() twice, a header after the body, or a value returned after answering
+   * (send-value.ts). Throws in development (NODE_ENV !== 'production'), logs a warning with
+   * the route in production; silent after the client left, after a
    * shutdown ended the stream, or after the request timed out (the app could not know).
    * @internal
    */

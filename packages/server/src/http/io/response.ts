@@ -264,7 +264,7 @@ export class Response extends ResponseCore {
           if (!this.write(chunk)) await this.drained();
         }
     } catch (err) {
-      this._settings.logger.error({ err }, 'response stream failed; closing the connection');
+      this._settings.logger.error({ err, method: this._req.method, route: this._req.route }, 'response stream failed; closing the connection');
       this.destroy();
       return;
     } finally {

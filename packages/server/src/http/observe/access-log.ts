@@ -3,6 +3,8 @@
 // hook API: an app-level onResponse hook (the App adds it when the `accessLog` option is on).
 import type { Request } from '../io/request.ts';
 import type { HttpHooks, ResponseInfo } from '../hooks.ts';
+import type { Response } from '../io/response.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 import type { AccessLogConfig } from '../../core/settings.ts';
 
 export interface AccessLogOptions {
@@ -19,7 +21,7 @@ export function resolveAccessLog(option: boolean | AccessLogOptions | undefined)
   if (option === undefined || option === false) return null;
   if (option === true) return { level: 'info', skip: undefined };
   if (typeof option !== 'object' || option === null) throw new TypeError('accessLog must be a boolean or { level, skip }');
-  for (const k of Object.keys(option)) if (!KNOWN.has(k)) throw new TypeError(`accessLog: unknown option "${k}"`);
+  checkKnownKeys('accessLog', option, KNOWN);
   if (option.level !== undefined && option.level !== 'info' && option.level !== 'debug') throw new TypeError("accessLog.level must be 'info' or 'debug'");
   if (option.skip !== undefined && typeof option.skip !== 'function') throw new TypeError('accessLog.skip must be a function (req) => boolean');
   return { level: option.level ?? 'info', skip: option.skip };
