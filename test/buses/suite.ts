@@ -30,7 +30,7 @@ export function busSuite(h: Harness): void {
     let a: TachyonNode, b: TachyonNode, c: TachyonNode;
     before(async () => {
       broker = await h.startBroker();
-      [a, b, c] = await Promise.all([0, 1, 2].map(() => TachyonNode.start(h.config(broker, FAST))));
+      [a, b, c] = (await Promise.all([0, 1, 2].map(() => TachyonNode.start(h.config(broker, FAST))))) as [TachyonNode, TachyonNode, TachyonNode];
       await waitFor(async () => (await Promise.all([a, b, c].map((n) => n.stats()))).every((s) => s.connected), 'connected');
     });
     after(async () => {
