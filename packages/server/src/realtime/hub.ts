@@ -158,7 +158,7 @@ export class WsHub {
 
   /** Publishes an envelope to this process's subscribers only (a socket's publish, see Socket.publish). @internal */
   publishLocal(topic: string, message: string): boolean {
-    return this.uws !== null && this.uws.publish(topic, message, false);
+    return this.uws?.publish(topic, message, false) ?? false;
   }
 
   /** A socket subscribed: the first local subscriber of a topic makes the bus interested. @internal */

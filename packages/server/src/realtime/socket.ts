@@ -190,7 +190,7 @@ export class Socket<Data = unknown> {
 
   isSubscribed(topic: string): boolean {
     const ws = this.live();
-    return ws !== null && ws.isSubscribed(topic);
+    return ws?.isSubscribed(topic) ?? false;
   }
 
   get topics(): string[] {

@@ -98,7 +98,7 @@ export function scan(program: ts.Program, files: (f: ts.SourceFile) => boolean):
         target = node.parent;
         at = prop;
       }
-      if (name !== undefined && name.startsWith('_') && !name.startsWith('__') && target !== undefined) {
+      if (name?.startsWith('_') && !name.startsWith('__') && target !== undefined) {
         const line = sf.getLineAndCharacterOfPosition(at.getStart(sf)).line + 1;
         const type = checker.getTypeAtLocation(target);
         const guarded = isGuarded(checker, type);
@@ -110,7 +110,7 @@ export function scan(program: ts.Program, files: (f: ts.SourceFile) => boolean):
         const owner = declFile === undefined ? '?' : `${ownerName} (${rel(declFile)})`;
         // `this._x`: the class's own member or one it inherits (protected use). Unresolved
         // (`any`) reads are offences: a cast must not hide one.
-        const self = !ts.isBindingPattern(target) && target.kind === ts.SyntaxKind.ThisKeyword;
+        const self = !ts.isObjectBindingPattern(target) && target.kind === ts.SyntaxKind.ThisKeyword;
         if (guarded || declFile === undefined || (!self && declFile !== sf.fileName)) out.push({ file: rel(sf.fileName), line, member: name, owner, guarded });
       }
       ts.forEachChild(node, visit);
