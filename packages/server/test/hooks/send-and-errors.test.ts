@@ -172,7 +172,7 @@ describe('hooks that fail', () => {
 describe('hooks declared wrong: clear errors at declaration', () => {
   test('unknown name, a non-function, a bad route hooks option, ws hooks in a scope', async () => {
     const app = new App();
-    assert.throws(() => app.addHook('onBegin' as never, () => {}), /unknown hook/);
+    assert.throws(() => app.addHook('onBegin' as never, (() => {}) as never), /unknown hook/);
     assert.throws(() => app.addHook('onRequest', 'nope' as never), /hook "onRequest" must be a function, got string/);
     assert.throws(() => app.addHook('onClose', null as never), /must be a function, got null/);
     assert.throws(() => app.get('/x', { hooks: { onOpen: () => {} } as never }, () => 'x'), /Route GET \/x: unknown hook "onOpen"/);
@@ -182,7 +182,7 @@ describe('hooks declared wrong: clear errors at declaration', () => {
     assert.throws(() => app.ws('/w', { hooks: { preHandler: () => {} } as never }), /ws \/w: unknown hook "preHandler"/);
     await assert.rejects(
       app.register((scope) => {
-        scope.addHook('onOpen' as never, () => {});
+        scope.addHook('onOpen' as never, (() => {}) as never);
       }),
       /addHook\("onOpen"\): an app-level hook/,
     );

@@ -42,7 +42,7 @@ describe('decorators', () => {
       seen.push(req);
       return 'a';
     });
-    for (const headers of [{}, { 'x-user': '1' }, {}]) await (await app.request('/a', { headers })).text();
+    for (const headers of [{}, { 'x-user': '1' }, {}] as Record<string, string>[]) await (await app.request('/a', { headers })).text();
     assert.equal(seen.length, 3);
     assert.ok(haveSameMap(seen[0]!, seen[1]!) && haveSameMap(seen[1]!, seen[2]!), 'one shape per request');
     assert.equal((seen[0] as unknown as { user: unknown }).user, null);

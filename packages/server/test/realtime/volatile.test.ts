@@ -71,12 +71,12 @@ test('volatile messages reach readers that keep up; the index follows subscribe,
   try {
     const got = { early: [] as number[], late: [] as number[] };
     // Subscribed before the first volatile publish builds the index.
-    early.on('cursors', 'move', (n: number) => got.early.push(n));
+    early.on('cursors', 'move', (n) => got.early.push(n as number));
     await early.ready;
     await early.ping();
     assert.equal(app.publish('cursors', 'move', 1, { volatile: true }), true);
     // Subscribed after: the index keeps up.
-    const offLate = late.on('cursors', 'move', (n: number) => got.late.push(n));
+    const offLate = late.on('cursors', 'move', (n) => got.late.push(n as number));
     await late.ready;
     await late.ping();
     for (let n = 2; n <= 50; n++) app.publish('cursors', 'move', n, { volatile: true });
