@@ -6,7 +6,7 @@
 // are right inside the factory (code reads them there), and nothing is a thread-wide global.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Rpc } from '../core/rpc.ts';
-import type { MetricsGather } from '../core/metrics-link.ts';
+import type { MetricsGather } from '../core/middleware-setup.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 import type { HistoryStore } from '../realtime/history/store.ts';
 

@@ -8,8 +8,8 @@
 //    same public API a third-party plugin has.
 // 2. A `_` member declared in another file (any class, any folder), read outside src/http/:
 //    an offence, except the entries of PENDING below, each owned by the piece of work that
-//    removes it. `this._x` on the file's own class and module-level helpers that read the
-//    privates of a class declared in the same file are fine.
+//    removes it. `this._x` on the file's own class, and reads of a class declared in the same
+//    folder (a folder is one concern: the route table reads the Router it flattens) are fine.
 // src/http/ itself is not checked yet: its lifecycle modules (compile-route, chain,
 // route-context, validate-step, access log) still drive the request and the response through
 // their `_` members; tightening the rule to "outside src/http/io/" waits for that lifecycle work.
@@ -98,7 +98,7 @@ export function scan(program: ts.Program, files: (f: ts.SourceFile) => boolean):
         target = node.parent;
         at = prop;
       }
-      if (name !== undefined && name.startsWith('_') && !name.startsWith('__') && target !== undefined) {
+      if (name?.startsWith('_') && !name.startsWith('__') && target !== undefined) {
         const line = sf.getLineAndCharacterOfPosition(at.getStart(sf)).line + 1;
         const type = checker.getTypeAtLocation(target);
         const guarded = isGuarded(checker, type);
@@ -110,8 +110,8 @@ export function scan(program: ts.Program, files: (f: ts.SourceFile) => boolean):
         const owner = declFile === undefined ? '?' : `${ownerName} (${rel(declFile)})`;
         // `this._x`: the class's own member or one it inherits (protected use). Unresolved
         // (`any`) reads are offences: a cast must not hide one.
-        const self = !ts.isBindingPattern(target) && target.kind === ts.SyntaxKind.ThisKeyword;
-        if (guarded || declFile === undefined || (!self && declFile !== sf.fileName)) out.push({ file: rel(sf.fileName), line, member: name, owner, guarded });
+        const self = !ts.isObjectBindingPattern(target) && target.kind === ts.SyntaxKind.ThisKeyword;
+        if (guarded || declFile === undefined || (!self && declFile !== sf.fileName && dirname(declFile) !== dirname(sf.fileName))) out.push({ file: rel(sf.fileName), line, member: name, owner, guarded });
       }
       ts.forEachChild(node, visit);
     };
