@@ -5,7 +5,6 @@ import type { UwsWebSocket } from '../uws/index.ts';
 import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
-import type { PresenceTracker } from './presence/index.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -27,7 +26,19 @@ export interface SocketHub {
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
   subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void;
   /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
-  readonly presence: PresenceTracker | null;
+  readonly presence: SocketPresence | null;
+}
+
+/**
+ * What a socket tells presence (presence/tracker.ts implements it). Declared here, not
+ * imported: presence/ knows sockets, so sockets know presence only by this interface.
+ */
+export interface SocketPresence {
+  subscribed(socket: Socket<any>, topic: string): void;
+  unsubscribed(socket: Socket<any>, topic: string): void;
+  /** Whether `topic` has presence (non-null) and who is on it: the `presence` frame (presence/read.ts). */
+  options(topic: string): object | null;
+  members(topic: string): readonly { readonly id: string; readonly data?: unknown }[];
 }
 
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
