@@ -7,7 +7,7 @@ import type { Request } from '../http/io/request.ts';
 import type { ErrorHandler, Handler, HttpMethod, NotFoundHandler } from '../http/types.ts';
 import { parsePattern, type Pattern } from '../core/path.ts';
 import { flattenRoutes, middlewareFor, type FlatRoute, type ScopedMiddleware } from '../routing/route-table.ts';
-import type { Router } from '../routing/router.ts';
+import { declarationsOf, type Router } from '../routing/router.ts';
 import { checkRouteTable } from '../routing/route-checks.ts';
 import { resolveCompression, type Compression } from '../http/compression.ts';
 import { withTlsFiles, type TlsOptions } from '../serving/tls.ts';
@@ -46,8 +46,9 @@ export function compileApp(c: CompileInput): UwsApp {
 
   const routes = flattenRoutes(c.root);
   checkRouteTable(routes, c.trailingSlash);
-  const appMiddleware: ScopedMiddleware[] = c.root._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
-  const appErrors = c.root._errorHandler ? [c.root._errorHandler] : [];
+  const root = declarationsOf(c.root);
+  const appMiddleware: ScopedMiddleware[] = root.middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
+  const appErrors = root.errorHandler ? [root.errorHandler] : [];
   const ctx = c.dispatcher;
 
   // Group by uWS pattern so 405/OPTIONS answers know every method of a path.

@@ -3,7 +3,7 @@
 // it onto the uWS router; `app.routes()` exposes a read-only description of it (for docs,
 // OpenAPI, tooling).
 import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from '../core/path.ts';
-import type { MiddlewareRecord, RouteRecord, Router } from './router.ts';
+import { declarationsOf, type MiddlewareRecord, type RouteRecord, type Router } from './router.ts';
 import type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware } from '../http/types.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
@@ -29,13 +29,14 @@ export function flattenRoutes(root: Router): FlatRoute[] {
 }
 
 function flatten(router: Router, prefix: string, inherited: ScopedMiddleware[], errors: ErrorHandler[], out: FlatRoute[]): void {
-  const scoped = [...inherited, ...router._middleware.map((m: MiddlewareRecord) => ({ prefix: m.prefix === null ? null : joinPaths(prefix, m.prefix), handlers: m.handlers }))];
-  const errorChain = router._errorHandler ? [router._errorHandler, ...errors] : errors;
-  for (const record of router._routes) {
+  const declared = declarationsOf(router);
+  const scoped = [...inherited, ...declared.middleware.map((m: MiddlewareRecord) => ({ prefix: m.prefix === null ? null : joinPaths(prefix, m.prefix), handlers: m.handlers }))];
+  const errorChain = declared.errorHandler ? [declared.errorHandler, ...errors] : errors;
+  for (const record of declared.routes) {
     const pattern = parsePattern(joinPaths(prefix, record.path));
     out.push({ record, pattern, middleware: middlewareFor(pattern, scoped), errorHandlers: errorChain });
   }
-  for (const child of router._children) flatten(child.router, joinPaths(prefix, child.prefix), scoped, errorChain, out);
+  for (const child of declared.children) flatten(child.router, joinPaths(prefix, child.prefix), scoped, errorChain, out);
 }
 
 /** Middleware that applies to a route, with a runtime path check only where a :param overlaps the prefix. */

@@ -112,3 +112,16 @@ function checkOptions(path: string, options: RouteOptions): void {
     }
   }
 }
+
+/** What a router declared, as the route table and the app's compile step read it at startup. */
+export interface RouterDeclarations {
+  readonly routes: readonly RouteRecord[];
+  readonly middleware: readonly MiddlewareRecord[];
+  readonly children: readonly { prefix: string; router: Router }[];
+  readonly errorHandler: ErrorHandler | undefined;
+}
+
+/** The declarations of `router` (live, read-only views; startup only): its `_` state stays this module's. */
+export function declarationsOf(router: Router): RouterDeclarations {
+  return { routes: router._routes, middleware: router._middleware, children: router._children, errorHandler: router._errorHandler };
+}
