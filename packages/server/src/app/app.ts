@@ -6,21 +6,28 @@ import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
-import { WsHub } from '../realtime/hub.ts';
+import { WsHub, type PublishOptions } from '../realtime/hub.ts';
+import type { SocketRequestOptions } from '../realtime/requests.ts';
+import type { RequestAllResult } from '../realtime/request-all.ts';
 import type { TopicOptions } from '../realtime/topics/index.ts';
 import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
-import { Router } from '../routing/router.ts';
-import { describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { Scope, checkDependencies } from '../routing/scope.ts';
+import { allRouters, describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { checkHookFunction } from '../http/hooks.ts';
+import { requestIdHook } from '../http/observe/request-id-hook.ts';
+import { accessLogHook } from '../http/observe/access-log.ts';
+import { emptyWsHooks } from '../realtime/ws-hooks.ts';
+import { isAppLevelHook, type AppHookLists, type AppHooks, type RouteDeclaration } from './hooks.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
-import { checkListenArguments, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
+import { checkListenArguments, listeningLog, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
@@ -32,6 +39,7 @@ import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-vi
 import type { ClusterMember } from './cluster-member.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
+export type { AppHooks, AppLifecycleHooks, RouteDeclaration } from './hooks.ts';
 export type { ClusterCounts } from './cluster-view.ts';
 export type { ClusterMember } from './cluster-member.ts';
 export type { Server } from './server.ts';
@@ -47,11 +55,13 @@ export interface MountOptions {
   bodyLimit?: number;
 }
 
-export class App extends Router {
+export class App extends Scope<AppHooks> {
   /** @internal */ readonly _settings: Settings;
   private readonly config: ResolvedOptions;
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
+  /** App-level hooks (WebSocket and lifecycle); the HTTP ones live on the root scope. */
+  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onRoute: [], onReady: [], onListen: [] };
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private server: Server | undefined;
@@ -80,6 +90,9 @@ export class App extends Router {
     this.config = resolveAppOptions(options);
     this._settings = this.config.settings;
     this._settings.app = this;
+    // Request ids and access logs are hooks on the app, first in line (docs/logging.md).
+    if (this._settings.requestId !== null) this.addHook('onRequest', requestIdHook(this._settings.requestId));
+    if (this._settings.accessLog !== null) this.addHook('onResponse', accessLogHook(this._settings.accessLog));
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
@@ -163,9 +176,23 @@ export class App extends Router {
     return this;
   }
 
-  /** Runs once when the server closes, after in-flight requests finished. */
+  /** Runs once when the server closes, after in-flight requests finished (as `addHook('onClose', fn)`). */
   onClose(hook: () => unknown): this {
+    checkHookFunction('onClose', hook, 'onClose()');
     this.closeHooks.push(hook);
+    return this;
+  }
+
+  /**
+   * Adds a lifecycle hook (docs/hooks.md): the HTTP hooks (for every route; scopes take them
+   * for theirs), the WebSocket hooks, and onRoute, onReady, onListen, onClose.
+   */
+  override addHook<K extends keyof AppHooks & string>(name: K, hook: AppHooks[K]): this {
+    if (typeof name !== 'string' || !isAppLevelHook(name)) return super.addHook(name, hook);
+    this._checkOpen(`addHook("${name}")`);
+    checkHookFunction(name, hook, 'addHook()');
+    if (name === 'onClose') this.closeHooks.push(hook as () => unknown);
+    else (this.appHooks[name as keyof AppHookLists] as unknown[]).push(hook);
     return this;
   }
 
@@ -208,8 +235,18 @@ export class App extends Router {
   }
 
   /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */
-  publish(topic: string, event: string, data?: unknown): boolean {
-    return this.hub.publish(topic, event, data);
+  publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
+    return this.hub.publish(topic, event, data, options);
+  }
+
+  /**
+   * Asks every subscriber of `topic` in this process (`ws.request()` to each, the data
+   * serialized once) and resolves when all have answered or failed: `replies` by socket id,
+   * `missing` with each failure (TIMEOUT, CLOSED, CLIENT_ERROR, NO_HANDLER, ...). Subscribers
+   * in other processes (cluster(), Redis, NATS) are not asked.
+   */
+  requestAll<Reply = unknown>(topic: string, event: string, data?: unknown, options?: SocketRequestOptions): Promise<RequestAllResult<Reply>> {
+    return this.hub.requestAll<Reply>(topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */
@@ -277,18 +314,24 @@ export class App extends Router {
    * generators and tooling walk it. Schemas are the objects given to the routes.
    */
   routes(): RouteInfo[] {
+    return this.declarations().map((d) => d[0]);
+  }
+
+  /** Every route's description with its options as declared (what onRoute gets). */
+  private declarations(): [RouteInfo, RouteDeclaration][] {
     const served = this.servingHandlers;
-    const http: RouteInfo[] = flattenRoutes(this)
+    const http = flattenRoutes(this)
       .filter((r) => !served.has(r.record.handlers[0]!))
-      .map(describeHttpRoute);
-    const ws: RouteInfo[] = this.wsRoutes.map((r) =>
+      .map((r): [RouteInfo, RouteDeclaration] => [describeHttpRoute(r), r.record.options]);
+    const ws = this.wsRoutes.map((r): [RouteInfo, RouteDeclaration] => [
       Object.freeze({
         kind: 'ws' as const,
         path: r.pattern.path,
         events: Object.freeze(Object.entries(r.behavior.events ?? {}).map(([name, def]) => Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }))),
       }),
-    );
-    return [...http, ...ws, ...this.served];
+      r.behavior,
+    ]);
+    return [...http, ...ws, ...this.served.map((info): [RouteInfo, RouteDeclaration] => [info, undefined])];
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
@@ -308,7 +351,14 @@ export class App extends Router {
       const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
       this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
     }
-    this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
+    this.logger.info(...listeningLog(host, p, this.config.tls !== undefined));
+    for (const hook of this.appHooks.onListen) {
+      try {
+        await hook({ host, port: p });
+      } catch (err) {
+        this.logger.error({ err }, 'onListen hook failed');
+      }
+    }
     return server;
   }
 
@@ -382,11 +432,17 @@ export class App extends Router {
     return this.config.tls !== undefined;
   }
 
-  /** Waits for static files, compiles every route once, starts the bus. */
+  /** Waits for static files and plugins, compiles every route once, starts the bus. */
   private async start(): Promise<Running> {
-    const loading = this.loading;
-    this.loading = [];
-    await Promise.all(loading);
+    // Plugins may register more plugins: wait until nothing is left running.
+    const pending = this._registry.pending;
+    while (this.loading.length > 0 || pending.length > 0) {
+      const waiting = [...this.loading, ...pending.splice(0)];
+      this.loading = [];
+      await Promise.all(waiting);
+    }
+    checkDependencies(this._registry);
+    for (const router of allRouters(this)) router._frozen = true;
     const o = this.config;
     // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
     // In a cluster worker, it also gets the way to ask the other workers for theirs.
@@ -409,7 +465,10 @@ export class App extends Router {
       tls: o.tls,
       maxHeaderSize: o.maxHeaderSize,
       notFound: this.notFoundHandler,
+      wsHooks: this.appHooks,
     }));
+    for (const hook of this.appHooks.onRoute) for (const [info, options] of this.declarations()) await hook(info, options);
+    for (const hook of this.appHooks.onReady) await hook();
     await this.hub.startBus();
     return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks, stopAccepting: () => this.loopback?.close() };
   }

@@ -17,7 +17,7 @@ export interface ClusterMetricsLink {
 /** @internal */
 export const CLUSTER_METRICS: unique symbol = Symbol('tachyon.clusterMetrics');
 
-/** The cluster link a middleware carries, if any. */
+/** The cluster link a middleware carries, if any. @internal */
 export function clusterMetricsOf(handler: unknown): ClusterMetricsLink | undefined {
   const link = (handler as { [CLUSTER_METRICS]?: ClusterMetricsLink } | null)?.[CLUSTER_METRICS];
   return typeof link?.attach === 'function' ? link : undefined;

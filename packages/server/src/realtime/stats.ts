@@ -11,6 +11,8 @@ export class WsStats {
   publishes = 0;
   /** Messages uWS dropped for a slow consumer (over maxBackpressure). */
   dropped = 0;
+  /** Volatile messages (send or publish) skipped for a socket under backpressure. */
+  volatileDropped = 0;
   /** Sockets closed with 4429 for being too slow. */
   slowClosed = 0;
 }

@@ -14,6 +14,7 @@ import { registerWsSeries } from './ws-series.ts';
 import { WS_STATS, WsStats } from '../../realtime/stats.ts';
 import { CLUSTER_METRICS, type ClusterMetricsLink } from '../../core/metrics-link.ts';
 import { ClusterSeries } from './cluster-series.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export interface MetricsOptions {
   /** Where Prometheus scrapes. Default `/metrics`. */
@@ -41,7 +42,7 @@ const KNOWN = new Set(['path', 'registry', 'prefix', 'defaultMetrics', 'buckets'
 /** `app.use(metrics())`: add it first so it times everything after it. */
 export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   if (typeof options !== 'object' || options === null) throw new TypeError('metrics(): options must be an object');
-  for (const k of Object.keys(options)) if (!KNOWN.has(k)) throw new TypeError(`metrics(): unknown option "${k}"`);
+  checkKnownKeys('metrics()', options, KNOWN);
   const path = options.path ?? '/metrics';
   if (typeof path !== 'string' || !path.startsWith('/') || /[?#\s]/.test(path)) throw new TypeError('metrics(): path must start with "/"');
   const prefix = options.prefix ?? '';
