@@ -10,7 +10,7 @@ import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pon
 import { replyReceived, type Socket, type SocketHub } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
-import { compilePresenceRead } from './presence/index.ts';
+import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 
 interface CompiledEvent {
