@@ -56,7 +56,10 @@ function loadProgram(extra: string[]): ts.Program {
   const configPath = join(pkg, 'tsconfig.json');
   const config = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, pkg);
-  return ts.createProgram({ rootNames: [...parsed.fileNames, ...extra], options: { ...parsed.options, noEmit: true, composite: false, declaration: false, rootDir: undefined } });
+  return ts.createProgram({
+    rootNames: [...parsed.fileNames, ...extra],
+    options: { ...parsed.options, noEmit: true, composite: false, declaration: false, rootDir: undefined },
+  });
 }
 
 /** `http/io/request.ts#Request` for a class or interface symbol, or null. */
@@ -108,12 +111,16 @@ export function scan(program: ts.Program, files: (f: ts.SourceFile) => boolean):
         const decl = member?.declarations?.[0];
         const declFile = decl?.getSourceFile().fileName;
         const parent = decl?.parent;
-        const ownerName = parent !== undefined && (ts.isClassLike(parent) || ts.isInterfaceDeclaration(parent)) && parent.name !== undefined ? parent.name.text : '?';
+        const ownerName =
+          parent !== undefined && (ts.isClassLike(parent) || ts.isInterfaceDeclaration(parent)) && parent.name !== undefined
+            ? parent.name.text
+            : '?';
         const owner = declFile === undefined ? '?' : `${ownerName} (${rel(declFile)})`;
         // `this._x`: the class's own member or one it inherits (protected use). Unresolved
         // (`any`) reads are offences: a cast must not hide one.
         const self = !ts.isObjectBindingPattern(target) && target.kind === ts.SyntaxKind.ThisKeyword;
-        if (guarded || declFile === undefined || (!self && declFile !== sf.fileName)) out.push({ file: rel(sf.fileName), line, member: name, owner, guarded });
+        if (guarded || declFile === undefined || (!self && declFile !== sf.fileName))
+          out.push({ file: rel(sf.fileName), line, member: name, owner, guarded });
       }
       ts.forEachChild(node, visit);
     };
@@ -143,7 +150,11 @@ test('the check catches the known shapes (fixture: a request read, a response wr
 
 test('no module outside src/http/ reads a `_` member of Request, Response or ResponseCore', () => {
   const bad = offences.filter((o) => o.guarded);
-  assert.equal(bad.length, 0, `private request/response members read outside src/http/ (make what is needed public API):\n${bad.map(format).join('\n')}`);
+  assert.equal(
+    bad.length,
+    0,
+    `private request/response members read outside src/http/ (make what is needed public API):\n${bad.map(format).join('\n')}`,
+  );
 });
 
 test("no module outside src/http/ reads another module's `_` members (PENDING aside)", () => {
