@@ -1,5 +1,6 @@
 export { App, type AppHooks, type AppLifecycleHooks, type AppOptions, type ClusterCounts, type ClusterMember, type ListenOptions, type MountOptions, type RouteDeclaration, type Server } from './app/app.ts';
 export { Scope, definePlugin, type Plugin, type PluginMeta, type RegisterOptions } from './routing/scope.ts';
+export { defineMiddleware, type MiddlewareSetup, type MiddlewareSetupApi, type WebSocketCounters, type MetricsGather } from './core/middleware-setup.ts';
 export type { HttpHooks, ResponseInfo, RouteHooks } from './http/hooks.ts';
 export type { WsHooks, WsRouteHooks } from './realtime/ws-hooks.ts';
 export type { AppDecorations, ReplyDecorations, RequestDecorations } from './http/decoration-types.ts';

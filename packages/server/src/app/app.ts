@@ -15,7 +15,7 @@ import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
 import { Scope, checkDependencies } from '../routing/scope.ts';
-import { allRouters, describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { allMiddleware, describeHttpRoute, freezeRouters, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
 import { checkHookFunction } from '../http/hooks.ts';
 import { requestIdHook } from '../http/observe/request-id-hook.ts';
 import { accessLogHook } from '../http/observe/access-log.ts';
@@ -32,8 +32,8 @@ import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
-import { wsStatsOf } from '../realtime/stats.ts';
-import { clusterMetricsOf } from '../core/metrics-link.ts';
+import { WsStats } from '../realtime/stats.ts';
+import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-setup.ts';
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
 import type { ClusterMember } from './cluster-member.ts';
@@ -432,6 +432,20 @@ export class App extends Scope<AppHooks> {
     return this.config.tls !== undefined;
   }
 
+  /**
+   * Runs the setup of every middleware declared with defineMiddleware() (metrics() is one), once
+   * each, with the App's public setup API: WebSocket counters, the cluster link.
+   */
+  private setUpMiddleware(): void {
+    const member = this.member;
+    const api: MiddlewareSetupApi = {
+      app: this,
+      websocketCounters: () => (this.hub.stats ??= new WsStats()),
+      clusterMetrics: (collect) => (member === undefined ? undefined : { worker: member.worker, workers: member.workers, gather: member.linkMetrics(collect) }),
+    };
+    for (const h of allMiddleware(this)) middlewareSetup(h)?.(api);
+  }
+
   /** Waits for static files and plugins, compiles every route once, starts the bus. */
   private async start(): Promise<Running> {
     // Plugins may register more plugins: wait until nothing is left running.
@@ -442,18 +456,9 @@ export class App extends Scope<AppHooks> {
       await Promise.all(waiting);
     }
     checkDependencies(this._registry);
-    for (const router of allRouters(this)) router._frozen = true;
+    freezeRouters(this);
     const o = this.config;
-    // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
-    // In a cluster worker, it also gets the way to ask the other workers for theirs.
-    const member = this.member;
-    for (const m of this._middleware) {
-      for (const h of m.handlers) {
-        this.hub.stats ??= wsStatsOf(h) ?? null;
-        const link = member !== undefined ? clusterMetricsOf(h) : undefined;
-        if (link !== undefined) link.attach(this, member!.worker, member!.workers, member!.linkMetrics(() => link.collect()));
-      }
-    }
+    this.setUpMiddleware();
     const uws = (this.uws ??= compileApp({
       root: this,
       dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },

@@ -3,7 +3,7 @@
 // workers. The App depends on this interface only; src/cluster/ implements it, so the
 // dependency points from cluster/ to app/, never back.
 import type { Rpc } from '../core/rpc.ts';
-import type { MetricsGather } from '../core/metrics-link.ts';
+import type { MetricsGather } from '../core/middleware-setup.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 import type { HistoryStore } from '../realtime/history/store.ts';
 

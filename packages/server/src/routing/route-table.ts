@@ -73,6 +73,18 @@ function extend(outer: readonly Decoration[], more: readonly Decoration[]): read
 }
 
 /** Every router in the tree (the app first), once each. */
+/** Every middleware function declared on `root` and the routers attached to it, each once. */
+export function allMiddleware(root: Router): Set<Function> {
+  const out = new Set<Function>();
+  for (const r of allRouters(root)) for (const m of r._middleware) for (const h of m.handlers) out.add(h);
+  return out;
+}
+
+/** Closes `root` and every router attached to it: declaring anything more throws (the app started). */
+export function freezeRouters(root: Router): void {
+  for (const r of allRouters(root)) r._frozen = true;
+}
+
 export function allRouters(root: Router): Router[] {
   const seen = new Set<Router>();
   const walk = (r: Router) => {
