@@ -10,7 +10,7 @@ import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pon
 import { replyReceived, type Socket, type SocketHub } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
-import { compilePresenceRead } from './presence/index.ts';
+import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 
 interface CompiledEvent {
@@ -48,6 +48,7 @@ export function refuseNonProtocolFrame(s: Socket<any>, isBinary: boolean, size: 
   answer(s, isBinary ? NOT_PROTOCOL_BINARY : NOT_PROTOCOL_TEXT, false);
 }
 
+/** Compiled once per route (route.ts). @internal */
 export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub, onEvent: readonly WsHooks['onEvent'][] = []): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
