@@ -8,7 +8,7 @@ import type { ErrorHandler } from './types.ts';
 import type { Compression } from './compression.ts';
 import type { DedupTable } from './dedup.ts';
 import { isPromise, sendValue } from './send-value.ts';
-import { NO_HOOKS, type HookLists, type HttpHooks } from './hooks.ts';
+import { NO_HOOKS, type HookLists } from './hooks.ts';
 import type { Body } from './io/response-core.ts';
 
 /** One link of a route's chain (chain.ts composes them). */

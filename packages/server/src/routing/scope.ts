@@ -61,6 +61,7 @@ const APP_ONLY_HOOKS = new Set(['onRoute', 'onReady', 'onListen', 'onClose', 'on
  * A router with plugins, hooks and decorators. The App is the root scope; `register` makes
  * the others. `H` lists the hooks `addHook` takes (the App adds WebSocket and app hooks).
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merge is how decorate() values are typed (no runtime members are declared here)
 export class Scope<H extends object = HttpHooks> extends Router {
   /** @internal */ readonly _registry: PluginRegistry;
   /** Values given to decorate() here and above (children copy them). @internal */
@@ -179,6 +180,7 @@ export class Scope<H extends object = HttpHooks> extends Router {
 }
 
 // Values given to decorate() are readable on the scope: `scope.db`.
+// biome-ignore lint/correctness/noUnusedVariables: a merged declaration repeats the class's type parameters
 export interface Scope<H extends object = HttpHooks> extends AppDecorations {}
 
 function decoration(name: string, value: unknown): Decoration {

@@ -78,7 +78,9 @@ describe('the default logger', () => {
     for (const k of ['NODE_ENV', 'TACHYON_LOG', 'NO_COLOR']) delete base[k];
     const out = execFileSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CHILD)} errors`, '/dev/null'], { encoding: 'utf8', env: base, timeout: 60_000 });
     const text = out.replace(/\r\n/g, '\n');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI colour escapes are what is tested
     assert.match(text, /\d\d:\d\d:\d\d\.\d{3} \x1b\[36mINFO \x1b\[0m listening on http:\/\/127\.0\.0\.1:\d+/);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI colour escapes are what is tested
     assert.match(text, /\x1b\[31mERROR\x1b\[0m request failed method=GET route=\/throw\/:id url=\/throw\/1\n {4}Error: boom\n/);
     assert.ok(!text.includes('{"level"'), 'no JSON lines on a terminal');
   });

@@ -23,8 +23,10 @@ export interface Locals {
 }
 
 // Declarations merge: fields declared with decorateRequest are typed on every Request.
+// biome-ignore lint/correctness/noUnusedVariables: a merged declaration repeats the class's type parameters
 export interface Request<T extends RouteTypes = {}> extends RequestDecorations {}
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merge is how decorations are typed (no runtime members are declared here)
 export class Request<T extends RouteTypes = {}> {
   /** Upper-case method as sent, e.g. `GET`. */
   readonly method: string;

@@ -27,6 +27,7 @@ export { EventStream };
 // Declarations merge: fields declared with decorateReply are typed on every Response.
 export interface Response extends ReplyDecorations {}
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merge is how decorations are typed (no runtime members are declared here)
 export class Response extends ResponseCore {
   /**
    * Sets a header, replacing any earlier value of the same name (case-insensitive). Arrays

@@ -3,7 +3,6 @@
 // hook API: an app-level onResponse hook (the App adds it when the `accessLog` option is on).
 import type { Request } from '../io/request.ts';
 import type { HttpHooks, ResponseInfo } from '../hooks.ts';
-import type { Response } from '../io/response.ts';
 import { checkKnownKeys } from '../../core/options-check.ts';
 import type { AccessLogConfig } from '../../core/settings.ts';
 
