@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats', 'packages/sveltekit'];
+// A third party's plugin, built and packed as its author would publish it (its prepack builds it).
+const PLUGIN = 'examples/api-key-auth';
 const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
 const app = join(work, 'app');
 const node = process.execPath;
@@ -92,6 +94,28 @@ for (const bus of [redisBus(options), natsBus({ servers: 'nats://127.0.0.1:1' })
 }
 `;
 
+// The example third-party plugin from its tarball: registered, its decoration typed on every
+// request (req.apiKey, through the plugin's module augmentation), its preHandler answering 401.
+const PLUGIN_APP = `import { App } from '@tachyon/server';
+import { apiKeyAuth, requireScope, type ApiKey } from 'tachyon-api-key-auth';
+
+const app = new App();
+await app.register(apiKeyAuth({ keys: { 'k-1': { name: 'ci', scopes: ['read'] } }, public: ['/healthz'] }));
+app.get('/healthz', () => 'ok');
+app.get('/me', (req) => {
+  const key: ApiKey | null = req.apiKey;
+  return { name: key?.name ?? null };
+});
+app.post('/admin', { hooks: { preHandler: [requireScope('write')] } }, () => 'written');
+const statuses: (number | string)[] = [];
+for (const [path, method, headers] of [['/healthz', 'GET', {}], ['/me', 'GET', {}], ['/me', 'GET', { 'x-api-key': 'k-1' }], ['/admin', 'POST', { 'x-api-key': 'k-1' }]] as const) {
+  const res = await app.request(path, { method, headers });
+  statuses.push(res.status, path === '/me' && res.ok ? ((await res.json()) as { name: string }).name : '');
+}
+await app.close();
+console.log(JSON.stringify(statuses));
+`;
+
 // @tachyon/sveltekit as a user's svelte.config.js and pages see it: the adapter (typed as a
 // SvelteKit Adapter would be), event.platform's type, and the client's reactive topics
 // (which import svelte/reactivity: svelte is installed, as in any SvelteKit app).
@@ -134,12 +158,15 @@ describe('consumer: the packed packages in an app outside the repository', { tim
       const out = sh('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, pkg)).stdout;
       tarballs.push(join(work, JSON.parse(out)[0].filename));
     }
+    const pluginPack = sh('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, PLUGIN)).stdout;
+    tarballs.push(join(work, JSON.parse(pluginPack.slice(pluginPack.indexOf('[')))[0].filename));
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }, null, 2));
     writeFileSync(join(app, 'server.ts'), SERVER);
     writeFileSync(join(app, 'client.ts'), CLIENT);
     writeFileSync(join(app, 'cluster.ts'), CLUSTER);
     writeFileSync(join(app, 'buses.ts'), BUSES);
     writeFileSync(join(app, 'sveltekit.ts'), SVELTEKIT);
+    writeFileSync(join(app, 'plugin.ts'), PLUGIN_APP);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
     const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
@@ -169,6 +196,13 @@ describe('consumer: the packed packages in an app outside the repository', { tim
 
   test('type-checks under NodeNext with strict settings', () => {
     sh(node, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+  });
+
+  test('a third-party plugin from its tarball: registered, its decoration typed, its hooks answering', () => {
+    const dir = join(app, 'node_modules', 'tachyon-api-key-auth');
+    assert.ok(!lstatSync(dir).isSymbolicLink() && existsSync(join(dir, 'dist', 'index.d.ts')), 'installed from its tarball, with its declarations');
+    const { stdout } = sh(node, ['plugin.ts'], app, 20_000);
+    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), [200, '', 401, '', 200, 'ci', 403, '']);
   });
 
   test('@tachyon/sveltekit and @tachyon/sveltekit/client import from their tarball', () => {
