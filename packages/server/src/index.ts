@@ -1,3 +1,5 @@
+// First, before any other module of the package runs: the Node version check.
+import './node-version.ts';
 export { App, type AppOptions, type ClusterCounts, type ListenOptions, type MountOptions, type Server } from './app/app.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
