@@ -3,7 +3,7 @@
 // published by the form action (src/routes/+page.server.ts) through event.platform.
 // Other hooks (upgrade for auth, open, events with replies, close): docs/sveltekit.md.
 import type { Socket } from '@tachyon/server';
-import { ROOM } from './lib/chat.ts';
+import { ROOM } from '#lib/chat.ts';
 
 /** Clients may subscribe to the room and nothing else. */
 export function subscribe(_ws: Socket, topic: string): boolean {

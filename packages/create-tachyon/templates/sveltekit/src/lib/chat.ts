@@ -1,6 +1,8 @@
-// What the page, the form action and the WebSocket hooks share: the room and a message's shape.
-import { z } from 'zod';
-
+// What the page, the form action and the WebSocket hooks share. No zod here: the page
+// imports this module, and the schema (in +page.server.ts) stays out of the browser bundle.
 export const ROOM = 'room:lobby';
-export const Say = z.object({ name: z.string().trim().min(1).max(32), text: z.string().trim().min(1).max(500) });
-export type ChatMessage = z.infer<typeof Say> & { at: number };
+export interface ChatMessage {
+  name: string;
+  text: string;
+  at: number;
+}

@@ -1,6 +1,9 @@
 import { fail } from '@sveltejs/kit';
-import { ROOM, Say, type ChatMessage } from '$lib/chat.ts';
+import { z } from 'zod';
+import { ROOM, type ChatMessage } from '#lib/chat.ts';
 import type { Actions, PageServerLoad } from './$types';
+
+const Say = z.object({ name: z.string().trim().min(1).max(32), text: z.string().trim().min(1).max(500) });
 
 export const load: PageServerLoad = ({ platform }) => ({
   // Rendered on the server: how many pages have the room open in this process.
