@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(ROOT, 'packages', 'create-tachyon', 'bin', 'create-tachyon.js');
@@ -117,6 +118,27 @@ describe('create-tachyon: bad input', () => {
     assert.match(r.stderr, /taken is not empty: choose a new folder/);
     assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'mine');
     assert.ok(!existsSync(join(dir, 'package.json')));
+  });
+
+  test('in a terminal it asks: the folder (again while it is not empty), the template (again while unknown), install', async () => {
+    const { ask } = await import(pathToFileURL(CLI).href);
+    const input = new PassThrough();
+    const output = new PassThrough();
+    mkdirSync(join(work, 'occupied'));
+    writeFileSync(join(work, 'occupied', 'notes.txt'), 'mine');
+    const answers = [join(work, 'occupied'), join(work, 'asked'), '9', '2', 'n'];
+    let shown = '';
+    output.on('data', (d) => {
+      shown += d;
+      if (shown.endsWith(': ')) input.write(`${answers.shift()}\n`);
+    });
+    const opts = { install: true, pm: 'npm' };
+    await ask(opts, input, output);
+    assert.deepEqual(opts, { install: false, pm: 'npm', dir: join(work, 'asked'), template: 'realtime' });
+    assert.deepEqual(answers, []);
+    assert.match(shown, /occupied is not empty/);
+    assert.equal(shown.match(/Which one \(1\): /g)?.length, 2, 'asked again after an unknown answer');
+    assert.match(shown, /Install dependencies with npm\? \(Y\/n\): $/);
   });
 
   test('--help lists the templates', () => {

@@ -75,9 +75,15 @@ function packageName(/** @type {string} */ target) {
   return name || 'tachyon-app';
 }
 
-/** @param {{ dir?: string, template?: string, pm?: string, install: boolean }} opts */
-async function ask(opts) {
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
+/**
+ * Asks for what the flags did not say (exported for the tests, which answer through streams).
+ * @param {{ dir?: string, template?: string, pm?: string, install: boolean }} opts
+ * @param {NodeJS.ReadableStream} [input]
+ * @param {NodeJS.WritableStream} [output]
+ */
+export async function ask(opts, input = process.stdin, output = process.stdout) {
+  const rl = createInterface({ input, output, terminal: false });
+  const say = (/** @type {string} */ line) => output.write(`${line}\n`);
   try {
     while (opts.dir === undefined) {
       const dir = (await rl.question('Project folder (my-app): ')).trim() || 'my-app';
@@ -85,13 +91,13 @@ async function ask(opts) {
         checkTarget(resolve(dir));
         opts.dir = dir;
       } catch (e) {
-        console.log(`  ${/** @type {Error} */ (e).message}`);
+        say(`  ${/** @type {Error} */ (e).message}`);
       }
     }
     const names = Object.keys(TEMPLATES);
     while (opts.template === undefined) {
-      console.log('Template:');
-      names.forEach((name, i) => console.log(`  ${i + 1}. ${name.padEnd(10)} ${TEMPLATES[/** @type {keyof TEMPLATES} */ (name)]}`));
+      say('Template:');
+      names.forEach((name, i) => say(`  ${i + 1}. ${name.padEnd(10)} ${TEMPLATES[/** @type {keyof TEMPLATES} */ (name)]}`));
       const answer = (await rl.question('Which one (1): ')).trim() || '1';
       opts.template = names[Number(answer) - 1] ?? (answer in TEMPLATES ? answer : undefined);
     }
