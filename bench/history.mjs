@@ -98,7 +98,7 @@ async function fanout(mode, redisUrl, subs, messages) {
 async function replay(mode, redisUrl, n) {
   const s = await startServer(mode, redisUrl);
   const url = `ws://127.0.0.1:${s.port}/live`;
-  let frames = [];
+  const frames = [];
   const c = await client(url, (d) => frames.push(d));
   c.send('{"type":"subscribe","topic":"room:1","ref":1}');
   while (frames.length === 0) await new Promise((r) => setTimeout(r, 5));

@@ -61,7 +61,9 @@ const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
 const self = new Map();
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const dt = new Map();
-profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) => {
+  dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 let total = 0;
 for (const [id, t] of dt) {
   const n = byId.get(id);

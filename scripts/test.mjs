@@ -22,5 +22,12 @@ run('tsc', ['-p', 'packages/sveltekit/test-types']);
 run('tsc', ['-p', 'packages/redis/test-types']);
 run('tsc', ['-p', 'packages/nats/test-types']);
 run('tsc', ['-p', 'examples/typing-race']);
+run('tsc', ['-p', 'examples/api-key-auth']);
+// Every test app without a logger would print its `listening on …` line (docs/logging.md):
+// warnings and errors only, unless TACHYON_LOG says otherwise. Tests that read the default
+// logger's output set their child processes' environment themselves.
+process.env.TACHYON_LOG ??= 'warn';
+// Every test folder, strict (tsconfig.tests.json): a test that no longer type-checks fails here.
+run('tsc', ['-p', 'tsconfig.tests.json']);
 // The load generator's Rust tests need cargo: they run in `npm run bench:test` (CI runs both).
 run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', 'test/**/*.test.ts', ...process.argv.slice(2)]);

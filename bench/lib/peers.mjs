@@ -17,6 +17,7 @@ export const PEERS = {
   'tachyon-rate-limit': { label: 'Tachyon + rateLimit', runtime: 'node', packages: ['@tachyon/server', 'zod'], about: 'Tachyon with rateLimit() (memory store, a limit never reached) app-wide' },
   'tachyon-metrics': { label: 'Tachyon + metrics', runtime: 'node', packages: ['@tachyon/server', 'zod'], about: 'Tachyon with metrics() (prom-client, default process metrics) app-wide' },
   'tachyon-access-log': { label: 'Tachyon + access log', runtime: 'node', packages: ['@tachyon/server', 'zod', 'pino'], about: 'Tachyon with requestId and accessLog through pino (async, buffered, to /dev/null)' },
+  'tachyon-hooks': { label: 'Tachyon + 3 hooks', runtime: 'node', packages: ['@tachyon/server', 'zod'], about: 'Tachyon with three no-op app hooks (onRequest, preHandler, onResponse): the cost of the hook machinery' },
   'tachyon-all': { label: 'Tachyon + all', runtime: 'node', packages: ['@tachyon/server', 'zod', 'pino'], about: 'Tachyon with metrics, cors, secureHeaders, rateLimit, request ids and the access log' },
   'node-http': { label: 'node:http', runtime: 'node', packages: [], about: "Node's own HTTP server, routing by hand" },
   express: { label: 'Express', runtime: 'node', packages: ['express'], about: 'Express 5 (express.static on the static scenarios)' },

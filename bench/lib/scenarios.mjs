@@ -11,6 +11,7 @@ export const PEER_ORDER = [
   'tachyon-rate-limit',
   'tachyon-metrics',
   'tachyon-access-log',
+  'tachyon-hooks',
   'tachyon-all',
   'node-http',
   'express',
@@ -28,7 +29,7 @@ export const PEER_ORDER = [
 ];
 
 /** The tachyon-<middleware> peers price the built-in middleware on http-realistic-get only. */
-export const MIDDLEWARE_PEERS = ['tachyon-cors', 'tachyon-secure-headers', 'tachyon-rate-limit', 'tachyon-metrics', 'tachyon-access-log', 'tachyon-all'];
+export const MIDDLEWARE_PEERS = ['tachyon-cors', 'tachyon-secure-headers', 'tachyon-rate-limit', 'tachyon-metrics', 'tachyon-access-log', 'tachyon-hooks', 'tachyon-all'];
 const HTTP_DYNAMIC = ['uws', 'tachyon', 'node-http', 'express', 'fastify', 'hono', 'hyper-express', 'ultimate-express', 'bun', 'elysia', 'deno'];
 const HTTP_STATIC = ['uws', 'tachyon', 'sirv', 'express', 'fastify'];
 const WS_ECHO = ['uws', 'tachyon', 'ws', 'bun', 'deno'];

@@ -4,7 +4,7 @@
 import { cors, metrics, rateLimit, secureHeaders } from '@tachyon/server';
 
 const selected = new Set(process.env.TACHYON_MIDDLEWARE.split(','));
-const known = ['cors', 'secure-headers', 'rate-limit', 'metrics', 'access-log'];
+const known = ['cors', 'secure-headers', 'rate-limit', 'metrics', 'access-log', 'hooks'];
 for (const m of selected) if (!known.includes(m)) throw new Error(`TACHYON_MIDDLEWARE: unknown middleware ${m} (known: ${known.join(', ')})`);
 
 /** App options: request ids and an access log through pino, buffered to /dev/null (what a production app writing to a file or pipe pays, minus the disk). */
@@ -16,6 +16,12 @@ export async function appOptions(options) {
 }
 
 export function install(app) {
+  // Three no-op hooks (tachyon-hooks.mjs): what the hook machinery itself costs per request.
+  if (selected.has('hooks')) {
+    app.addHook('onRequest', () => {});
+    app.addHook('preHandler', () => {});
+    app.addHook('onResponse', () => {});
+  }
   // metrics first, so it times everything after it (docs/metrics.md).
   if (selected.has('metrics')) app.use(metrics());
   if (selected.has('cors')) app.use(cors({ origin: ['https://app.example'], credentials: true }));

@@ -5,12 +5,12 @@
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
 // the workers answer WebSocket requests (who, pub, crash, stats, counts).
 import { threadId } from 'node:worker_threads';
-// From the source, like clusterWorker() below (one module instance); the broker buses come from
+// From the source, like workerStats() below (one module instance); the broker buses come from
 // the packages and are used through the Bus interface.
 import { App, cluster, jsonLogger, type Bus, type BrokerBus } from '../../packages/server/src/index.ts';
 import { redisBus } from '@tachyon/redis';
 import { natsBus } from '@tachyon/nats';
-import { clusterWorker } from '../../packages/server/src/cluster/context.ts';
+import { workerStats } from '../../packages/server/src/cluster/worker.ts';
 
 const env = process.env;
 const makeBus = (): BrokerBus => {
@@ -59,7 +59,7 @@ const server = await cluster(
           },
         },
         counts: { handler: (_socket, topic: string) => ({ local: app.subscribers(topic), cluster: app.cluster.subscribers(topic) }) },
-        stats: { handler: () => ({ worker: app.worker, ready: app.busReady, thread: clusterWorker()?.stats(), broker: own?.stats() ?? null }) },
+        stats: { handler: () => ({ worker: app.worker, ready: app.busReady, thread: workerStats(), broker: own?.stats() ?? null }) },
       },
     });
     return app;

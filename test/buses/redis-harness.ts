@@ -1,6 +1,6 @@
 // The Redis side of the bus suite: a real redis-server, plain or as a one-node Redis Cluster.
 import { createClient } from '@redis/client';
-import { RedisBroker, type Broker } from './brokers.ts';
+import { RedisBroker } from './brokers.ts';
 import type { Harness } from './suite.ts';
 
 export function redisHarness(sharded: boolean): Harness {

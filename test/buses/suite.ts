@@ -30,7 +30,7 @@ export function busSuite(h: Harness): void {
     let a: TachyonNode, b: TachyonNode, c: TachyonNode;
     before(async () => {
       broker = await h.startBroker();
-      [a, b, c] = await Promise.all([0, 1, 2].map(() => TachyonNode.start(h.config(broker, FAST))));
+      [a, b, c] = (await Promise.all([0, 1, 2].map(() => TachyonNode.start(h.config(broker, FAST))))) as [TachyonNode, TachyonNode, TachyonNode];
       await waitFor(async () => (await Promise.all([a, b, c].map((n) => n.stats()))).every((s) => s.connected), 'connected');
     });
     after(async () => {
@@ -48,7 +48,7 @@ export function busSuite(h: Harness): void {
         assert.equal(s.got.length, 900);
         for (const from of ['A', 'B', 'C']) assert.deepEqual(s.seqs(from), range(300), `publisher ${from} in order, once`);
       }
-      subs.forEach((s) => s.close());
+      for (const s of subs) s.close();
     });
 
     test('any valid topic crosses servers (NATS wildcards, dots, the escape character), and only its own subscribers get it', async () => {

@@ -4,13 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createClient } from '@redis/client';
-import { redisHistory, type RedisHistoryStore } from '../../packages/redis/src/index.ts';
+import { redisHistory } from '../../packages/redis/src/index.ts';
 import { RedisBroker } from '../buses/brokers.ts';
 import { range, sleep, startServer, subscriber, waitFor } from './harness.ts';
 import { historySuite } from './suite.ts';
 
 let broker: RedisBroker;
-const stores: RedisHistoryStore[] = [];
 let n = 0;
 
 historySuite({

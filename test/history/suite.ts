@@ -96,7 +96,7 @@ export function historySuite(h: StoreHarness): void {
         await waitFor(() => sub.got.length === 3 && sub.infos.length >= 2, 'recovered');
         assert.deepEqual(sub.got, [1, 2, 3]);
         assert.equal(sub.infos.at(-1)!.recovered, true);
-        [sub, talker, talker2].forEach((x) => x.close());
+        for (const x of [sub, talker, talker2]) x.close();
       } finally {
         await s.close();
       }
@@ -195,7 +195,7 @@ export function historySuite(h: StoreHarness): void {
         assert.deepEqual(none.got, []);
         s.app.publish('room:last', 'n', 50);
         await waitFor(() => five.got.length === 6 && all.got.length === 31 && none.got.length === 1, 'live');
-        [five, all, none].forEach((x) => x.close());
+        for (const x of [five, all, none]) x.close();
       } finally {
         await s.close();
       }

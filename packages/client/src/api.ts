@@ -88,6 +88,8 @@ export interface RequestSpec {
 export type EventMap = Record<string, unknown>;
 /** Client → server events: event name → `{ data; reply }`. */
 export type RequestMap = Record<string, RequestSpec>;
+/** Server → client requests (`ws.request()` on the server, answered by `handle`): event name → `{ data; reply }`. */
+export type HandlerMap = Record<string, RequestSpec>;
 
 type Name<M> = keyof M & string;
 /** Data type of a client → server event (`undefined` when the spec declares none). */
@@ -95,6 +97,9 @@ export type DataOf<S> = 'data' extends keyof S ? S[Extract<'data', keyof S>] : u
 /** Reply type of a client → server event (`unknown` when the spec declares none). */
 export type ReplyOf<S> = S extends { reply?: infer T } ? T : unknown;
 type DataArg<D> = undefined extends D ? [data?: D] : [data: D];
+
+/** What a `handle` handler may return: the reply, or a promise of it. */
+export type HandlerResult<S> = ReplyOf<S> | PromiseLike<ReplyOf<S>>;
 
 /** A topic listener: `(event, data)`, narrowed together, so `if (event === 'chat') data.text` type-checks. */
 export type TopicListener<E> = (...args: { [K in Name<E>]: [event: K, data: E[K]] }[Name<E>]) => void;
@@ -130,7 +135,7 @@ export interface SubscribeInfo {
 
 export type Unsubscribe = () => void;
 
-export interface Live<E = EventMap, R = RequestMap> {
+export interface Live<E = EventMap, R = RequestMap, H = HandlerMap> {
   /** Current connection state. */
   readonly status: Status;
   /** Resolves on the first successful open; rejects if the client closes for good before. */
@@ -143,6 +148,13 @@ export interface Live<E = EventMap, R = RequestMap> {
   onEvent<K extends Name<E>>(event: K, listener: (data: E[K]) => void): Unsubscribe;
   /** Sends an event and waits for its reply. Queued while offline. */
   request<K extends Name<R>>(event: K, ...args: [...DataArg<DataOf<R[K]>>, options?: RequestOptions]): Promise<ReplyOf<R[K]>>;
+  /**
+   * Answers the server's requests for `event` (`ws.request(event, data)` on the server) with
+   * what `handler` returns or resolves to; a throw or rejection answers `CLIENT_ERROR` with
+   * its message, and an event without a handler answers `NO_HANDLER`. One handler per event:
+   * a later one replaces it. Returns the function that removes it.
+   */
+  handle<K extends Name<H>>(event: K, handler: (data: DataOf<H[K]>) => HandlerResult<H[K]>): Unsubscribe;
   /** Sends an event without waiting for (or asking for) a reply. Queued while offline; false when dropped. */
   emit<K extends Name<R>>(event: K, ...args: DataArg<DataOf<R[K]>>): boolean;
   /** Sends a raw frame to the server's `message` handler. Queued while offline; false when dropped. */

@@ -3,7 +3,7 @@
 // minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
 
 import { presenceListener } from './presence.ts';
-import { ClientError, type ClientOptions, type EventMap, type Live, type RequestMap, type RequestOptions, type Status, type StatusInfo, type SubscribeInfo, type SubscribeOptions, type Unsubscribe, type WebSocketConstructor, type WebSocketLike } from './api.ts';
+import { ClientError, type ClientOptions, type EventMap, type HandlerMap, type Live, type RequestMap, type RequestOptions, type Status, type StatusInfo, type SubscribeInfo, type SubscribeOptions, type Unsubscribe, type WebSocketConstructor, type WebSocketLike } from './api.ts';
 export * from './api.ts';
 export { PRESENCE_EVENTS, type PresenceChange, type PresenceMember } from './presence.ts';
 
@@ -50,9 +50,10 @@ const NO_WEBSOCKET =
 
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
- * `R` maps client → server event names to `{ data; reply }`.
+ * `R` maps client → server event names to `{ data; reply }`, `H` the server → client
+ * requests this client answers (`handle`) the same way.
  */
-export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() => string | URL), options: ClientOptions = {}): Live<E, R> {
+export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(url: string | URL | (() => string | URL), options: ClientOptions = {}): Live<E, R, H> {
   const {
     WebSocket: WS = globalThis.WebSocket as unknown as WebSocketConstructor,
     protocols,
@@ -81,6 +82,8 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
   const raw = new Set<(data: string | ArrayBuffer) => void>();
   const statusFns = new Set<(status: Status, info: StatusInfo) => void>();
   const pending = new Map<number, Pending>();
+  /** Handlers of server → client requests, by event. */
+  const handlers = new Map<string, (data: any) => unknown>();
   let readyYes!: () => void;
   let readyNo!: (e: ClientError) => void;
   const ready = new Promise<void>((y, n) => {
@@ -169,8 +172,32 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
     } else onMessage(m);
   };
 
+  /** Answers a server request on the socket it came from; dropped if that connection is gone (the server failed it with CLOSED). */
+  const answer = (s: WebSocketLike | undefined, id: unknown, r: { data?: unknown; error?: { code: string; message: string } }) => {
+    if (s !== ws || !isOpen()) return;
+    let text: string;
+    try {
+      text = JSON.stringify({ type: 'reply', id, ...r });
+    } catch (e) {
+      text = JSON.stringify({ type: 'reply', id, error: { code: 'CLIENT_ERROR', message: `Reply is not JSON: ${(e as Error).message}` } });
+    }
+    s!.send(text);
+  };
+
+  /** `{"type":"request","id":…,"event":…,"data":…}` from the server (protocol v1.2). */
+  const onRequest = (m: any) => {
+    const s = ws;
+    const h = handlers.get(m.event);
+    if (!h) return answer(s, m.id, { error: { code: 'NO_HANDLER', message: `No handler for "${m.event}"` } });
+    new Promise((y) => y(h(m.data))).then(
+      (data) => answer(s, m.id, { data }),
+      (e) => answer(s, m.id, { error: { code: 'CLIENT_ERROR', message: e instanceof Error ? e.message : String(e) } }),
+    );
+  };
+
   const onMessage = (m: any) => {
     const type = m.type;
+    if (type === 'request') return onRequest(m);
     if (type === undefined) {
       if (m.topic === undefined) {
         for (const f of direct.get(m.event) ?? []) call(f, m.data);
@@ -338,6 +365,10 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       return add(set, listener);
     },
     request: (event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o?.timeout),
+    handle(event, handler) {
+      handlers.set(event, handler);
+      return () => void (handlers.get(event) === handler && handlers.delete(event));
+    },
     emit: (event: string, data?: unknown) => out(JSON.stringify({ type: 'event', event, data })),
     sendRaw: (data) => out(data),
     onMessage: (listener) => add(raw, listener),
@@ -353,5 +384,5 @@ export function connect<E = EventMap, R = RequestMap>(url: string | URL | (() =>
       if (status !== 'closed') shutdown(1000, '');
     },
   };
-  return live as Live<any, any>;
+  return live as Live<any, any, any>;
 }

@@ -146,6 +146,40 @@ async function untyped() {
 }
 loose.emit('x', 1);
 
+// ----- handle(): server → client requests, typed by the third map ---------------------
+type Asks = {
+  confirm: { data: { question: string }; reply: boolean };
+  'who:are:you': { reply: { name: string } };
+  notify: { data: { text: string } };
+};
+const asked = connect<Events, Requests, Asks>('ws://x');
+const offConfirm = asked.handle('confirm', (d) => {
+  expectType<Equal<typeof d, { question: string }>>(true);
+  return d.question.length > 0;
+});
+expectType<Equal<typeof offConfirm, () => void>>(true);
+asked.handle('confirm', async () => true); // async handlers
+asked.handle('who:are:you', (d) => {
+  expectType<Equal<typeof d, undefined>>(true);
+  return { name: 'ada' };
+});
+asked.handle('notify', () => 'anything'); // reply not declared: anything goes
+// @ts-expect-error: unknown event name
+asked.handle('confirmm', () => true);
+// @ts-expect-error: wrong reply type
+asked.handle('confirm', () => 'yes');
+// @ts-expect-error: wrong reply type, async
+asked.handle('confirm', async () => 'yes');
+// @ts-expect-error: data is not a number
+asked.handle('confirm', (d: number) => d > 0);
+const askedLive: Live<Events, Requests, Asks> = asked;
+void askedLive;
+// Without the third map: any event, data unknown, any reply.
+loose.handle('anything', (d) => {
+  expectType<Equal<typeof d, unknown>>(true);
+  return 1;
+});
+
 // ----- options ------------------------------------------------------------------------
 // @ts-expect-error: unknown option
 connect('ws://x', { retryDelay: 5 });

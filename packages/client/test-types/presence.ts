@@ -1,5 +1,5 @@
 // Type tests for presence on the client: live.presence() and live.onPresence().
-import { connect, PRESENCE_EVENTS, type PresenceChange, type PresenceMember } from '../dist/index.js';
+import { connect, type PRESENCE_EVENTS, type PresenceChange, type PresenceMember } from '../dist/index.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_ok: T) => {};

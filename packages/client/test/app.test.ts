@@ -177,6 +177,28 @@ describe('against app.ws', () => {
     }
   });
 
+  test('emit() of an event that fails on the server: the error (without ref) reaches onError', async () => {
+    const srv = await startApp();
+    const errors: ClientError[] = [];
+    const live = connect<Events, Requests>(srv.url, { onError: (e) => errors.push(e as ClientError) });
+    try {
+      await live.ready;
+      live.emit('chat:send', { room: '1', text: 'far more than ten characters' });
+      await eventually(() => errors.length === 1);
+      assert.ok(errors[0] instanceof ClientError);
+      assert.equal(errors[0]!.code, 'VALIDATION');
+      assert.ok(Array.isArray(errors[0]!.issues) && errors[0]!.issues.length > 0);
+      // A valid emit gets no answer: nothing more reaches onError.
+      assert.equal(await live.request('chat:send', { room: '1', text: 'ok' }).then((r) => r.ok), true);
+      live.emit('chat:send', { room: '1', text: 'fine' });
+      assert.equal(await live.request('chat:send', { room: '1', text: 'ok' }).then((r) => r.ok), true);
+      assert.equal(errors.length, 1);
+    } finally {
+      live.close();
+      await srv.close();
+    }
+  });
+
   test('server restart on the same port: reconnect and one batch resubscribe', async () => {
     // An explicit port: uWS sets SO_REUSEADDR only then (port 0 listeners have none, and
     // their port stays unbindable while the closed connections sit in TIME_WAIT).

@@ -475,7 +475,7 @@ describe('reconnects', () => {
     await eventually(() => delays.length >= 6, 3000);
     live.close();
     const caps = [10, 20, 40, 80, 80, 80];
-    delays.slice(0, 6).forEach((d, i) => assert.ok(d >= 0 && d <= caps[i]!, `delay ${i} = ${d} > ${caps[i]}`));
+    for (const [i, d] of delays.slice(0, 6).entries()) assert.ok(d >= 0 && d <= caps[i]!, `delay ${i} = ${d} > ${caps[i]}`);
 
     const server = await chatServer({ open: (ws) => ws.end(4429, 'too slow') });
     try {

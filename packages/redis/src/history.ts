@@ -6,7 +6,7 @@
 // is lost (evicted, expired, FLUSHALL), the next append or read draws a new epoch and
 // empties the stream: clients holding an old position are told they did not recover.
 import { createClient, type RedisClientOptions, type RedisClientType } from '@redis/client';
-import { judge, newEpoch, positionedEnvelope, type Appended, type HistoryOptions, type HistoryRead, type HistoryRequest, type HistoryStore } from '@tachyon/server';
+import { checkKnownKeys, judge, newEpoch, positionedEnvelope, type Appended, type HistoryOptions, type HistoryRead, type HistoryRequest, type HistoryStore } from '@tachyon/server';
 
 export interface RedisHistoryOptions {
   /** `redis://…` or `rediss://…`. Default `redis://127.0.0.1:6379`. */
@@ -68,7 +68,7 @@ export class RedisHistoryStore implements HistoryStore {
 
   constructor(options: RedisHistoryOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('redisHistory(): options must be an object');
-    for (const k of Object.keys(options)) if (!['url', 'prefix', 'client'].includes(k)) throw new TypeError(`redisHistory(): unknown option "${k}"`);
+    checkKnownKeys('redisHistory()', options, ['url', 'prefix', 'client']);
     const url = options.url ?? 'redis://127.0.0.1:6379';
     if (!/^rediss?:\/\//.test(String(url))) throw new TypeError('redisHistory(): url must start with redis:// or rediss://');
     const prefix = options.prefix ?? 'tachyon:history:';

@@ -1,6 +1,6 @@
 // @tachyon/redis: Tachyon servers behind a load balancer act as one through Redis pub/sub.
 //   new App({ bus: redisBus({ url: process.env.REDIS_URL, sharded: true }) })
-import { BrokerBus, type BrokerBusOptions } from '@tachyon/server';
+import { BrokerBus, checkKnownKeys, type BrokerBusOptions } from '@tachyon/server';
 import { REDIS_OPTIONS, redisSettings, type RedisBusOptions } from './options.ts';
 import { RedisTransport } from './transport.ts';
 
@@ -12,7 +12,7 @@ const BUS_OPTIONS = ['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes
 /** A bus over Redis pub/sub (docs/scaling.md). Connects when the app starts, in the background. */
 export function redisBus(options: RedisBusOptions = {}): BrokerBus {
   if (typeof options !== 'object' || options === null) throw new TypeError('redisBus(): options must be an object');
-  for (const k of Object.keys(options)) if (!(REDIS_OPTIONS as readonly string[]).includes(k) && !(BUS_OPTIONS as readonly string[]).includes(k)) throw new TypeError(`redisBus(): unknown option "${k}"`);
+  checkKnownKeys('redisBus()', options, [...REDIS_OPTIONS, ...BUS_OPTIONS]);
   const settings = redisSettings(options);
   const busOptions: BrokerBusOptions = {};
   for (const k of BUS_OPTIONS) if (options[k] !== undefined) (busOptions as Record<string, unknown>)[k] = options[k];

@@ -4,7 +4,7 @@
 // semantics are the memory store's. Commands are not queued while Redis is unreachable: they
 // fail at once, and rateLimit() fails open (or closed, by its option) and logs.
 import { createClient, type RedisClientOptions } from '@redis/client';
-import type { RateLimitHit, RateLimitStore } from '@tachyon/server';
+import { checkKnownKeys, type RateLimitHit, type RateLimitStore } from '@tachyon/server';
 
 export interface RedisRateLimitStoreOptions {
   /** `redis://[[user]:password@]host[:port][/db]` or `rediss://…`. Default `redis://127.0.0.1:6379`. */
@@ -34,7 +34,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   constructor(options: RedisRateLimitStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('redisRateLimitStore(): options must be an object');
-    for (const k of Object.keys(options)) if (k !== 'url' && k !== 'prefix' && k !== 'client') throw new TypeError(`redisRateLimitStore(): unknown option "${k}"`);
+    checkKnownKeys('redisRateLimitStore()', options, ['url', 'prefix', 'client']);
     const url = options.url ?? 'redis://127.0.0.1:6379';
     if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new TypeError('redisRateLimitStore(): url must be a redis:// or rediss:// URL');
     const prefix = options.prefix ?? 'tachyon:rl:';

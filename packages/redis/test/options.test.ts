@@ -1,7 +1,7 @@
 // redisBus() options: bad ones throw at construction with a message naming the option.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { redisBus } from '../src/index.ts';
+import { redisBus, redisHistory, redisRateLimitStore } from '../src/index.ts';
 
 test('bad options are refused before anything connects', () => {
   const bad: [unknown, RegExp][] = [
@@ -17,7 +17,8 @@ test('bad options are refused before anything connects', () => {
     [{ maxInFlight: 1.5 }, /maxInFlight/],
     [{ presenceInterval: 1 }, /presenceInterval/],
     [{ logger: 'console' }, /logger/],
-    [{ host: 'localhost' }, /unknown option "host"/],
+    [{ host: 'localhost' }, /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/],
+    [{ uri: 'redis://x' }, /^TypeError: redisBus\(\): unknown option "uri" \(did you mean "url"\?\)$/],
     [null, /options must be an object/],
   ];
   for (const [options, message] of bad) assert.throws(() => redisBus(options as never), message, JSON.stringify(options));
@@ -28,4 +29,10 @@ test('good options build a bus that is not ready before it starts', () => {
   assert.equal(bus.ready(), false);
   assert.equal(bus.subscribers('room'), undefined, 'no presence: no cluster-wide count');
   assert.equal(bus.stats().connected, false);
+});
+
+test('redisHistory() and redisRateLimitStore() refuse unknown options, with the closest known one', () => {
+  assert.throws(() => redisHistory({ prefx: 'h:' } as never), { message: 'redisHistory(): unknown option "prefx" (did you mean "prefix"?)' });
+  assert.throws(() => redisRateLimitStore({ clint: {} } as never), { message: 'redisRateLimitStore(): unknown option "clint" (did you mean "client"?)' });
+  assert.throws(() => redisRateLimitStore({ window: 1 } as never), { message: 'redisRateLimitStore(): unknown option "window" (known: url, prefix, client)' });
 });

@@ -1,6 +1,6 @@
 // Type tests for cluster(): options, the factory, the primary's server, the app's worker id
 // and cluster-wide counts. Every @ts-expect-error line must be an error, or the compile fails.
-import { App, ClusterRequestError, cluster, type ClusterCounts, type ClusterHandler, type ClusterOptions, type ClusterRequestErrorCode, type ClusterRequestOptions, type ClusterServer } from '@tachyon/server';
+import { App, ClusterRequestError, cluster, type ClusterCounts, type ClusterHandler, type ClusterMember, type Server, type ClusterOptions, type ClusterRequestErrorCode, type ClusterRequestOptions, type ClusterServer } from '@tachyon/server';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_ok: T) => {};
@@ -67,4 +67,25 @@ server.port = 1;
   app.cluster.handle('double', 42);
   // @ts-expect-error: timeout is a number
   void app.cluster.request(1, 'x', 1, { timeout: '1s' });
+}
+
+// The App's side of a cluster (advanced, docs/cluster.md): what cluster() itself calls.
+{
+  const app = new App();
+  expectType<Equal<typeof app.tls, boolean>>(true);
+  const handed = await app.startForAcceptor(3000, '127.0.0.1');
+  expectType<Equal<typeof handed.descriptor, number>>(true);
+  expectType<Equal<typeof handed.server, Server>>(true);
+  expectType<Equal<Awaited<ReturnType<typeof app.listenShared>>, Server>>(true);
+  expectType<Equal<ReturnType<typeof app.abort>, void>>(true);
+  const member = {} as ClusterMember;
+  expectType<Equal<ReturnType<typeof app.joinCluster>, App>>(true);
+  app.joinCluster(member);
+  expectType<Equal<typeof member.worker, number>>(true);
+  // @ts-expect-error: a ClusterMember, not a worker id
+  app.joinCluster(2);
+  // @ts-expect-error: read-only
+  app.tls = true;
+  // @ts-expect-error: read-only (a getter)
+  app.worker = 3;
 }

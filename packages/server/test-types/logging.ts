@@ -1,5 +1,6 @@
 // Type tests for request ids and access logs (docs/logging.md).
-import { App, generateRequestId, type AccessLogOptions, type Logger, type RequestIdOptions } from '@tachyon/server';
+import { App, checkKnownKeys, defaultLogger, generateRequestId, silentLogger, stderrLogger, type AccessLogOptions, type Logger, type LogLevel, type RequestIdOptions, type StderrLoggerOptions } from '@tachyon/server';
+import { checkKnownKeys as standalone } from '@tachyon/server/options-check';
 import { pino } from 'pino';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -24,3 +25,17 @@ app.get('/users/:id', (req) => {
   req.id = 'x';
   return { id: req.id };
 });
+
+// The default logger's explicit form, and the options check plugins can use.
+const level: LogLevel = 'debug';
+const stderrOptions: StderrLoggerOptions = { level, format: 'pretty' };
+new App({ logger: stderrLogger(stderrOptions) });
+new App({ logger: defaultLogger() });
+new App({ logger: silentLogger });
+// @ts-expect-error: error, warn, info or debug
+stderrLogger({ level: 'trace' });
+// @ts-expect-error: pretty or json
+stderrLogger({ format: 'xml' });
+checkKnownKeys('myPlugin()', { a: 1 }, ['a', 'b']);
+standalone('myPlugin()', { a: 1 }, new Set(['a']));
+expectType<Equal<ReturnType<typeof checkKnownKeys>, void>>(true);

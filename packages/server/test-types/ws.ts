@@ -1,7 +1,7 @@
 // Type tests for WebSocket routes: ws.data from upgrade(), event data from each event's
 // schema, raw messages, route options, publishing, and the bus option.
 // Every @ts-expect-error line must be an error, or the compile fails.
-import { App, MemoryRateLimitStore, type Bus, type WsRateLimit } from '@tachyon/server';
+import { App, MemoryRateLimitStore, SocketRequestError, type Bus, type PublishOptions, type RequestAllResult, type SendOptions, type SendResult, type SocketRequestErrorCode, type SocketRequestOptions, type WsRateLimit } from '@tachyon/server';
 import { z } from 'zod';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -82,3 +82,62 @@ app.ws('/limited2', { rateLimit: limits });
 app.ws('/limited3', { rateLimit: { upgrades: { max: 1 } } });
 // @ts-expect-error: messagesPerSecond is a number
 app.ws('/limited4', { rateLimit: { messagesPerSecond: 'lots' } });
+
+// Server → client requests: the reply type is the caller's (unknown by default); errors carry a code.
+app.ws('/ask', {
+  maxPendingRequests: 100,
+  async open(ws) {
+    const ok = await ws.request<boolean>('confirm', { question: 'sure?' }, { timeout: 5000 });
+    expectType<Equal<typeof ok, boolean>>(true);
+    const anything = await ws.request('whatever');
+    expectType<Equal<typeof anything, unknown>>(true);
+    expectType<Equal<typeof ws.pendingRequests, number>>(true);
+    // @ts-expect-error: unknown option
+    await ws.request('confirm', {}, { timeot: 5 });
+    try {
+      await ws.request('x');
+    } catch (e) {
+      if (e instanceof SocketRequestError) {
+        expectType<Equal<typeof e.code, SocketRequestErrorCode>>(true);
+        expectType<Equal<typeof e.event, string>>(true);
+        // @ts-expect-error: not one of the codes
+        if (e.code === 'TIMEOUTT') void 0;
+      }
+    }
+    // Volatile sends: same result type.
+    const r: SendResult = ws.send('cursor', { x: 1 }, { volatile: true });
+    void r;
+    // @ts-expect-error: volatile is a boolean
+    ws.send('cursor', { x: 1 }, { volatile: 'yes' });
+  },
+});
+expectType<Equal<SocketRequestErrorCode, 'TIMEOUT' | 'CLOSED' | 'CLIENT_ERROR' | 'NO_HANDLER' | 'TOO_MANY_REQUESTS' | 'DROPPED'>>(true);
+const reqOptions: SocketRequestOptions = { timeout: Infinity };
+void reqOptions;
+// @ts-expect-error: maxPendingRequests is a number
+app.ws('/ask2', { maxPendingRequests: 'lots' });
+// Volatile publishes.
+const publishOptions: PublishOptions = { volatile: true };
+const sendOptions: SendOptions = { volatile: false };
+void sendOptions;
+const delivered: boolean = app.publish('cursors', 'move', { x: 1 }, publishOptions);
+void delivered;
+// @ts-expect-error: unknown option
+app.publish('cursors', 'move', { x: 1 }, { volatil: true });
+
+// Acknowledged broadcasts: replies typed by the caller, failures with their error.
+async function acknowledged() {
+  const all = await app.requestAll<{ seen: boolean }>('room:1', 'ack', { n: 1 }, { timeout: 2000 });
+  expectType<Equal<typeof all, RequestAllResult<{ seen: boolean }>>>(true);
+  for (const r of all.replies) {
+    expectType<Equal<typeof r.id, number>>(true);
+    expectType<Equal<typeof r.data, { seen: boolean }>>(true);
+  }
+  for (const m of all.missing) expectType<Equal<typeof m.error.code, SocketRequestErrorCode>>(true);
+  const loose = await app.requestAll('room:1', 'ack');
+  expectType<Equal<(typeof loose.replies)[number]['data'], unknown>>(true);
+  // @ts-expect-error: the timeout is a number
+  await app.requestAll('room:1', 'ack', {}, { timeout: '1s' });
+}
+void acknowledged;
+app.ws('/ids', { open: (ws) => expectType<Equal<typeof ws.id, number>>(true) });

@@ -79,6 +79,7 @@ export interface RawWs {
   ended: Promise<void>;
   send(opcode: number, payload: Buffer | string, fin?: boolean): void;
   pause(): void;
+  resume(): void;
   destroy(): void;
 }
 
@@ -123,6 +124,7 @@ export function rawWebSocket(port: number, path: string, headers: Record<string,
         socket.write(Buffer.concat([head, mask, data]));
       },
       pause: () => socket.pause(),
+      resume: () => socket.resume(),
       destroy: () => socket.destroy(),
     };
     socket.on('data', (chunk) => {

@@ -15,14 +15,14 @@ describe('adapter() options', () => {
   });
 
   it('refuses unknown and mistyped options with clear errors', () => {
-    assert.throws(() => adapter({ outt: 'x' } as never), /unknown option "outt"/);
+    assert.throws(() => adapter({ outt: 'x' } as never), /unknown option "outt" \(did you mean "out"\?\)/);
     assert.throws(() => adapter({ out: '' }), /out must be a non-empty/);
     assert.throws(() => adapter({ precompress: 'yes' as never }), /precompress must be a boolean/);
     assert.throws(() => adapter({ envPrefix: 'MY-' }), /envPrefix must be letters/);
     assert.throws(() => adapter({ websocket: { path: 'ws' } }), /websocket.path must be an absolute URL path/);
     assert.throws(() => adapter({ websocket: { path: '/ws/' } }), /websocket.path/);
     assert.throws(() => adapter({ websocket: { hooks: '' } }), /websocket.hooks/);
-    assert.throws(() => adapter({ websocket: { paht: '/x' } as never }), /unknown websocket option "paht"/);
+    assert.throws(() => adapter({ websocket: { paht: '/x' } as never }), /adapter\(\) websocket: unknown option "paht" \(did you mean "path"\?\)/);
     assert.throws(() => adapter({ websocket: true as never }), /websocket must be an object/);
     assert.throws(() => adapter(null as never), /must be an object/);
     assert.doesNotThrow(() => adapter({ out: 'dist', precompress: false, envPrefix: 'APP_', websocket: { path: '/live', hooks: 'src/realtime' } }));

@@ -122,7 +122,7 @@ export class Room {
   /** The player's socket went away. Before the 3-2-1 their seat is freed; later it is kept for a reconnect. */
   leave(playerId: number, now: number): void {
     const p = this.#players.get(playerId);
-    if (!p || !p.connected) return;
+    if (!p?.connected) return;
     if (this.#phase === 'waiting' || this.#phase === 'starting') {
       this.#players.delete(playerId);
       if (this.#phase === 'starting' && this.#players.size < this.#config.minPlayers) {

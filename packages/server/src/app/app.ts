@@ -6,32 +6,40 @@ import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
-import { WsHub } from '../realtime/hub.ts';
+import { WsHub, type PublishOptions } from '../realtime/hub.ts';
+import type { SocketRequestOptions } from '../realtime/requests.ts';
+import type { RequestAllResult } from '../realtime/request-all.ts';
 import type { TopicOptions } from '../realtime/topics/index.ts';
 import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
-import { Router } from '../routing/router.ts';
-import { describeHttpRoute, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { Scope, checkDependencies } from '../routing/scope.ts';
+import { allMiddleware, describeHttpRoute, freezeRouters, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import { checkHookFunction } from '../http/hooks.ts';
+import { requestIdHook } from '../http/observe/request-id-hook.ts';
+import { accessLogHook } from '../http/observe/access-log.ts';
+import { emptyWsHooks } from '../realtime/ws-hooks.ts';
+import { isAppLevelHook, type AppHookLists, type AppHooks, type RouteDeclaration } from './hooks.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
-import { checkListenArguments, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
+import { checkListenArguments, listeningLog, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
-import { wsStatsOf } from '../realtime/stats.ts';
-import { clusterMetricsOf } from '../core/metrics-link.ts';
+import { WsStats } from '../realtime/stats.ts';
+import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-setup.ts';
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
-import type { ClusterMember } from './cluster-member.ts';
+import { claimClusterMember, type ClusterMember } from './cluster-member.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
+export type { AppHooks, AppLifecycleHooks, RouteDeclaration } from './hooks.ts';
 export type { ClusterCounts } from './cluster-view.ts';
 export type { ClusterMember } from './cluster-member.ts';
 export type { Server } from './server.ts';
@@ -47,11 +55,14 @@ export interface MountOptions {
   bodyLimit?: number;
 }
 
-export class App extends Router {
-  /** @internal */ readonly _settings: Settings;
+export class App extends Scope<AppHooks> {
+  /** Frozen; replaced once by joinCluster() (its logger), before the app starts. @internal */
+  _settings: Settings;
   private readonly config: ResolvedOptions;
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
+  /** App-level hooks (WebSocket and lifecycle); the HTTP ones live on the root scope. */
+  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onRoute: [], onReady: [], onListen: [] };
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private server: Server | undefined;
@@ -78,11 +89,16 @@ export class App extends Router {
   constructor(options: AppOptions = {}) {
     super();
     this.config = resolveAppOptions(options);
-    this._settings = this.config.settings;
-    this._settings.app = this;
+    this._settings = Object.freeze({ ...this.config.settings, state: { draining: false, app: this } });
+    // Request ids and access logs are hooks on the app, first in line (docs/logging.md).
+    if (this._settings.requestId !== null) this.addHook('onRequest', requestIdHook(this._settings.requestId));
+    if (this._settings.accessLog !== null) this.addHook('onResponse', accessLogHook(this._settings.accessLog));
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
+    // Built by a cluster() factory in a worker (the first App it builds): join now.
+    const member = claimClusterMember();
+    if (member !== undefined) this.joinCluster(member);
   }
 
   /** The cluster worker serving with this app (1..workers), or 0 outside a cluster (docs/cluster.md). */
@@ -93,21 +109,23 @@ export class App extends Router {
   /**
    * Makes this app worker `member.worker` of a cluster: the worker's thread bus, its id on
    * every log line, the cluster's history store and requests between workers. Advanced:
-   * cluster() calls it on the App its factory returns, before starting it (docs/cluster.md,
-   * "The App's side of a cluster"). Once, before the app starts.
+   * cluster() makes the first App its factory builds join (withClusterMember), or the App
+   * it returns when that one was built outside the factory (docs/cluster.md, "The App's side
+   * of a cluster"). Once, before the app starts.
    */
   joinCluster(member: ClusterMember): this {
     if (this.started !== undefined) throw new Error('app.joinCluster() must be called before the app starts');
     if (this.member !== undefined) throw new Error('app.joinCluster(): this app already joined a cluster');
     const own = this.config.bus;
-    const bus = member.bus(own);
-    this.member = member;
-    this._settings.logger = childLogger(this._settings.logger, { worker: member.worker });
-    const hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger);
+    const logger = childLogger(this._settings.logger, { worker: member.worker });
+    const hub = new WsHub(this.config.coalescePublishes, member.bus(own), logger);
     // History topics share the primary's memory store, unless there is a bus to other servers,
     // the app's or the primary's relay (then a store those servers share too: redisHistory).
     if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
+    // Declared again on the cluster's bus, with its checks: a throw leaves the app as it was.
     for (const [pattern, options] of this.topics) this.declareTopic(hub, pattern, options);
+    this.member = member;
+    this._settings = Object.freeze({ ...this._settings, logger });
     this.hub = hub;
     Object.assign(this.place, { worker: member.worker, workers: member.workers, hub });
     member.connect(this.requests);
@@ -142,7 +160,7 @@ export class App extends Router {
 
   /** True once `close()` has started: readiness checks answer 503 from then on. */
   get draining(): boolean {
-    return this._settings.draining;
+    return this._settings.state.draining;
   }
 
   /** False while the bus says it is disconnected (`Bus.ready()` returns false); true otherwise. */
@@ -163,9 +181,23 @@ export class App extends Router {
     return this;
   }
 
-  /** Runs once when the server closes, after in-flight requests finished. */
+  /** Runs once when the server closes, after in-flight requests finished (as `addHook('onClose', fn)`). */
   onClose(hook: () => unknown): this {
+    checkHookFunction('onClose', hook, 'onClose()');
     this.closeHooks.push(hook);
+    return this;
+  }
+
+  /**
+   * Adds a lifecycle hook (docs/hooks.md): the HTTP hooks (for every route; scopes take them
+   * for theirs), the WebSocket hooks, and onRoute, onReady, onListen, onClose.
+   */
+  override addHook<K extends keyof AppHooks & string>(name: K, hook: AppHooks[K]): this {
+    if (typeof name !== 'string' || !isAppLevelHook(name)) return super.addHook(name, hook);
+    this._checkOpen(`addHook("${name}")`);
+    checkHookFunction(name, hook, 'addHook()');
+    if (name === 'onClose') this.closeHooks.push(hook as () => unknown);
+    else (this.appHooks[name as keyof AppHookLists] as unknown[]).push(hook);
     return this;
   }
 
@@ -208,8 +240,18 @@ export class App extends Router {
   }
 
   /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */
-  publish(topic: string, event: string, data?: unknown): boolean {
-    return this.hub.publish(topic, event, data);
+  publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
+    return this.hub.publish(topic, event, data, options);
+  }
+
+  /**
+   * Asks every subscriber of `topic` in this process (`ws.request()` to each, the data
+   * serialized once) and resolves when all have answered or failed: `replies` by socket id,
+   * `missing` with each failure (TIMEOUT, CLOSED, CLIENT_ERROR, NO_HANDLER, ...). Subscribers
+   * in other processes (cluster(), Redis, NATS) are not asked.
+   */
+  requestAll<Reply = unknown>(topic: string, event: string, data?: unknown, options?: SocketRequestOptions): Promise<RequestAllResult<Reply>> {
+    return this.hub.requestAll<Reply>(topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */
@@ -277,18 +319,24 @@ export class App extends Router {
    * generators and tooling walk it. Schemas are the objects given to the routes.
    */
   routes(): RouteInfo[] {
+    return this.declarations().map((d) => d[0]);
+  }
+
+  /** Every route's description with its options as declared (what onRoute gets). */
+  private declarations(): [RouteInfo, RouteDeclaration][] {
     const served = this.servingHandlers;
-    const http: RouteInfo[] = flattenRoutes(this)
+    const http = flattenRoutes(this)
       .filter((r) => !served.has(r.record.handlers[0]!))
-      .map(describeHttpRoute);
-    const ws: RouteInfo[] = this.wsRoutes.map((r) =>
+      .map((r): [RouteInfo, RouteDeclaration] => [describeHttpRoute(r), r.record.options]);
+    const ws = this.wsRoutes.map((r): [RouteInfo, RouteDeclaration] => [
       Object.freeze({
         kind: 'ws' as const,
         path: r.pattern.path,
         events: Object.freeze(Object.entries(r.behavior.events ?? {}).map(([name, def]) => Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }))),
       }),
-    );
-    return [...http, ...ws, ...this.served];
+      r.behavior,
+    ]);
+    return [...http, ...ws, ...this.served.map((info): [RouteInfo, RouteDeclaration] => [info, undefined])];
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
@@ -308,7 +356,14 @@ export class App extends Router {
       const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
       this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
     }
-    this.logger.info({ host, port: p, tls: this.config.tls !== undefined }, 'listening');
+    this.logger.info(...listeningLog(host, p, this.config.tls !== undefined));
+    for (const hook of this.appHooks.onListen) {
+      try {
+        await hook({ host, port: p });
+      } catch (err) {
+        this.logger.error({ err }, 'onListen hook failed');
+      }
+    }
     return server;
   }
 
@@ -382,22 +437,33 @@ export class App extends Router {
     return this.config.tls !== undefined;
   }
 
-  /** Waits for static files, compiles every route once, starts the bus. */
-  private async start(): Promise<Running> {
-    const loading = this.loading;
-    this.loading = [];
-    await Promise.all(loading);
-    const o = this.config;
-    // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
-    // In a cluster worker, it also gets the way to ask the other workers for theirs.
+  /**
+   * Runs the setup of every middleware declared with defineMiddleware() (metrics() is one), once
+   * each, with the App's public setup API: WebSocket counters, the cluster link.
+   */
+  private setUpMiddleware(): void {
     const member = this.member;
-    for (const m of this._middleware) {
-      for (const h of m.handlers) {
-        this.hub.stats ??= wsStatsOf(h) ?? null;
-        const link = member !== undefined ? clusterMetricsOf(h) : undefined;
-        if (link !== undefined) link.attach(this, member!.worker, member!.workers, member!.linkMetrics(() => link.collect()));
-      }
+    const api: MiddlewareSetupApi = {
+      app: this,
+      websocketCounters: () => (this.hub.stats ??= new WsStats()),
+      clusterMetrics: (collect) => (member === undefined ? undefined : { worker: member.worker, workers: member.workers, gather: member.linkMetrics(collect) }),
+    };
+    for (const h of allMiddleware(this)) middlewareSetup(h)?.(api);
+  }
+
+  /** Waits for static files and plugins, compiles every route once, starts the bus. */
+  private async start(): Promise<Running> {
+    // Plugins may register more plugins: wait until nothing is left running.
+    const pending = this._registry.pending;
+    while (this.loading.length > 0 || pending.length > 0) {
+      const waiting = [...this.loading, ...pending.splice(0)];
+      this.loading = [];
+      await Promise.all(waiting);
     }
+    checkDependencies(this._registry);
+    freezeRouters(this);
+    const o = this.config;
+    this.setUpMiddleware();
     const uws = (this.uws ??= compileApp({
       root: this,
       dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },
@@ -409,7 +475,10 @@ export class App extends Router {
       tls: o.tls,
       maxHeaderSize: o.maxHeaderSize,
       notFound: this.notFoundHandler,
+      wsHooks: this.appHooks,
     }));
+    for (const hook of this.appHooks.onRoute) for (const [info, options] of this.declarations()) await hook(info, options);
+    for (const hook of this.appHooks.onReady) await hook();
     await this.hub.startBus();
     return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks, stopAccepting: () => this.loopback?.close() };
   }

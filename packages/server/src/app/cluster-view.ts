@@ -10,7 +10,7 @@ export interface ClusterRequestOptions {
   timeout?: number;
 }
 
-export const DEFAULT_REQUEST_TIMEOUT = 5000;
+const DEFAULT_CLUSTER_REQUEST_TIMEOUT = 5000;
 
 export interface ClusterCounts {
   /** This app's worker id (1..workers), 0 outside a cluster. */
@@ -49,7 +49,7 @@ export function clusterView(place: Readonly<ClusterPlace>, rpc: Rpc): ClusterCou
     },
     request: <Reply>(to: number, channel: string, data?: unknown, options: ClusterRequestOptions = {}) => {
       if (typeof channel !== 'string' || channel === '') return Promise.reject(new TypeError('app.cluster.request(): the channel must be a non-empty string'));
-      const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT;
+      const timeout = options.timeout ?? DEFAULT_CLUSTER_REQUEST_TIMEOUT;
       if (!Number.isFinite(timeout) || timeout <= 0) return Promise.reject(new RangeError('app.cluster.request(): timeout must be a number of ms above 0'));
       const workers = place.workers;
       const valid = workers === 0 ? to === 0 : Number.isInteger(to) && to >= 1 && to <= workers;

@@ -6,13 +6,17 @@ import { compileRoute, type Dispatcher, type RouteSpec } from '../http/compile-r
 import type { Request } from '../http/io/request.ts';
 import type { ErrorHandler, Handler, HttpMethod, NotFoundHandler } from '../http/types.ts';
 import { parsePattern, type Pattern } from '../core/path.ts';
-import { flattenRoutes, middlewareFor, type FlatRoute, type ScopedMiddleware } from '../routing/route-table.ts';
+import { flattenRoutes, middlewareFor, rootScope, type FlatRoute, type ScopedMiddleware } from '../routing/route-table.ts';
+import { decoratedClass } from '../http/decorations.ts';
+import { Request as RequestClass } from '../http/io/request.ts';
+import { Response as ResponseClass } from '../http/io/response.ts';
 import type { Router } from '../routing/router.ts';
 import { checkRouteTable } from '../routing/route-checks.ts';
 import { resolveCompression, type Compression } from '../http/compression.ts';
 import { withTlsFiles, type TlsOptions } from '../serving/tls.ts';
 import type { WsHub } from '../realtime/hub.ts';
 import type { WsRouteSpec } from '../realtime/behavior.ts';
+import type { WsHookLists } from '../realtime/ws-hooks.ts';
 import { compileWsRoute } from '../realtime/route.ts';
 import type { Settings } from '../core/settings.ts';
 import { loadUws, type UwsApp, type UwsHandler, type UwsRequest, type UwsResponse, type UwsWebSocketBehavior } from '../uws/index.ts';
@@ -32,6 +36,8 @@ export interface CompileInput {
   tls: TlsOptions | undefined;
   maxHeaderSize: number | undefined;
   notFound: NotFoundHandler | undefined;
+  /** The app's WebSocket hooks (each route adds its own). */
+  wsHooks: WsHookLists;
 }
 
 /** Builds the uWS app with every route registered (on each SNI hostname too). */
@@ -41,7 +47,8 @@ export function compileApp(c: CompileInput): UwsApp {
   // Registrations are collected, then applied to the default router and, since uWS keeps
   // one router per SNI server name, replayed for each extra hostname.
   const registrations: ([UwsVerb, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
-  for (const spec of c.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined)]);
+  const wsApp = { hooks: c.wsHooks, RequestClass: decoratedClass(RequestClass, rootScope(c.root).requestDecorations) };
+  for (const spec of c.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp)]);
   const add = (verb: UwsVerb, path: string, handler: UwsHandler) => registrations.push([verb, path, handler]);
 
   const routes = flattenRoutes(c.root);
@@ -115,6 +122,7 @@ export function compileApp(c: CompileInput): UwsApp {
 function specFor(r: FlatRoute, c: CompileInput): RouteSpec {
   const o = r.record.options;
   return {
+    ...scopeParts(r),
     method: r.record.method,
     pattern: r.pattern,
     middleware: r.middleware,
@@ -129,8 +137,15 @@ function specFor(r: FlatRoute, c: CompileInput): RouteSpec {
   };
 }
 
+/** The route's hooks and the classes its requests and responses are made from. */
+function scopeParts(r: Pick<FlatRoute, 'hooks' | 'requestDecorations' | 'replyDecorations'>): Pick<RouteSpec, 'hooks' | 'RequestClass' | 'ResponseClass'> {
+  return { hooks: r.hooks, RequestClass: decoratedClass(RequestClass, r.requestDecorations), ResponseClass: decoratedClass(ResponseClass, r.replyDecorations) };
+}
+
+/** Not-found and 405 answers: the app's middleware, error handler, hooks and decorations. */
 function virtualSpec(pattern: Pattern, mw: ScopedMiddleware[], errors: ErrorHandler[], handler: Handler<any>, c: CompileInput): RouteSpec {
   return {
+    ...scopeParts(rootScope(c.root)),
     method: null,
     pattern,
     middleware: middlewareFor(pattern, mw),

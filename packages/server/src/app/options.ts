@@ -1,9 +1,10 @@
 // AppOptions: what `new App(options)` accepts, checked once and resolved into the settings
 // every request reads. Bad values fail here, with the option's name, not at the first request.
 import { resolveCompression, type Compression, type CompressionOptions } from '../http/compression.ts';
-import type { TlsOptions } from '../serving/tls.ts';
+import { checkTlsKeys, type TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
-import { silentLogger, type Logger } from '../core/logger.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 import { resolveRequestId, type RequestIdOptions } from '../http/observe/request-id.ts';
 import { resolveAccessLog, type AccessLogOptions } from '../http/observe/access-log.ts';
 import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT, type Settings, type TrustProxy } from '../core/settings.ts';
@@ -19,7 +20,11 @@ export interface AppOptions {
   cookieSecret?: string | string[];
   /** How far to trust X-Forwarded-For / X-Forwarded-Proto. Default false. */
   trustProxy?: TrustProxy;
-  /** pino-compatible logger. Default: silent. */
+  /**
+   * pino-compatible logger. Default: `defaultLogger()`, lines on stderr (readable in a
+   * terminal or under NODE_ENV=development, JSON otherwise; docs/logging.md). `silentLogger`
+   * turns logging off.
+   */
   logger?: Logger;
   /**
    * Every request gets `req.id`, sent back in `X-Request-Id` and carried by `req.log`'s lines;
@@ -63,6 +68,12 @@ export interface AppOptions {
   presence?: { heartbeat?: number };
 }
 
+/** Every key of AppOptions: a key added to the type and not here fails to compile. */
+const APP_KEYS = Object.keys({
+  bodyLimit: true, cookieSecret: true, trustProxy: true, logger: true, requestId: true, accessLog: true, requestTimeout: true, maxHeaderSize: true,
+  trailingSlash: true, exposeErrors: true, compression: true, tls: true, coalescePublishes: true, bus: true, presence: true,
+} satisfies Record<keyof AppOptions, true>);
+
 export interface ListenOptions {
   port?: number;
   host?: string;
@@ -75,8 +86,11 @@ export interface ListenOptions {
   shutdownTimeout?: number;
 }
 
+const LISTEN_KEYS = Object.keys({ port: true, host: true, signals: true, shutdownTimeout: true } satisfies Record<keyof ListenOptions, true>);
+
 export interface ResolvedOptions {
-  settings: Settings;
+  /** Everything but the runtime state, which the App adds (app.ts). */
+  settings: Omit<Settings, 'state'>;
   trailingSlash: 'ignore' | 'strict' | 'redirect';
   maxHeaderSize: number | undefined;
   compression: Compression | null;
@@ -89,6 +103,7 @@ export interface ResolvedOptions {
 export function resolveAppOptions(options: AppOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('App options must be an object');
   const o = options;
+  checkKnownKeys('new App()', o, APP_KEYS);
   if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit >= 0)) throw new TypeError('bodyLimit must be a non-negative integer');
   if (o.requestTimeout !== undefined && !(Number.isFinite(o.requestTimeout) && o.requestTimeout >= 0)) throw new TypeError('requestTimeout must be >= 0 ms');
   if (o.maxHeaderSize !== undefined && !(Number.isInteger(o.maxHeaderSize) && o.maxHeaderSize >= 1024 && o.maxHeaderSize <= 1 << 20)) {
@@ -100,27 +115,28 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
   if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean') throw new TypeError('coalescePublishes must be a boolean');
   const tp = o.trustProxy ?? false;
   if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
-  const settings: Settings = {
+  const settings: Omit<Settings, 'state'> = {
     bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    cookieSecrets: secrets,
+    cookieSecrets: Object.freeze([...secrets]),
     trustProxy: tp,
-    logger: o.logger ?? silentLogger,
+    logger: o.logger ?? defaultLogger(),
     requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
     exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
     requestId: resolveRequestId(o.requestId),
     accessLog: resolveAccessLog(o.accessLog),
-    draining: false,
   };
   if (o.logger !== undefined && (typeof o.logger !== 'object' || o.logger === null || !['error', 'warn', 'info', 'debug'].every((l) => typeof (o.logger as unknown as Record<string, unknown>)[l] === 'function'))) {
     throw new TypeError('logger must have error, warn, info and debug methods (pino fits)');
   }
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+  if (o.tls !== undefined) checkTlsKeys('new App(): tls', o.tls);
   const bus = o.bus;
   if (bus !== undefined && (typeof bus !== 'object' || bus === null || typeof bus.publish !== 'function' || typeof bus.interest !== 'function' || typeof bus.start !== 'function' || typeof bus.close !== 'function')) {
     throw new TypeError('bus must implement start, publish, interest and close');
   }
   const presence = o.presence;
   if (presence !== undefined && (typeof presence !== 'object' || presence === null)) throw new TypeError('presence must be an object ({ heartbeat })');
+  if (presence !== undefined) checkKnownKeys('new App(): presence', presence, ['heartbeat']);
   const heartbeat = presence?.heartbeat ?? 2000;
   if (!Number.isSafeInteger(heartbeat) || heartbeat < 50 || heartbeat > 600_000) throw new TypeError('presence.heartbeat must be an integer from 50 to 600000 (milliseconds)');
   return {
@@ -149,4 +165,18 @@ export function checkListenArguments(port: unknown, second: unknown, count: numb
   if (second !== undefined && typeof second !== 'string' && (typeof second !== 'object' || second === null)) {
     throw new TypeError(`listen(port, host): host must be a string or options object, got ${second === null ? 'null' : typeof second}`);
   }
+  for (const o of [port, second]) if (typeof o === 'object' && o !== null) checkKnownKeys('listen()', o, LISTEN_KEYS);
+}
+
+/**
+ * listen()'s log line, `listening on http://localhost:3000`, with the address a browser can
+ * open (a wildcard host is named `localhost`, "every interface"); cluster() adds its workers.
+ */
+export function listeningLog(host: string, port: number, tls: boolean, workers?: number): [Record<string, unknown>, string] {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '';
+  const name = wildcard ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const url = `${tls ? 'https' : 'http'}://${name}:${port}`;
+  const where = wildcard ? ' (every interface)' : '';
+  const pool = workers === undefined ? '' : `, ${workers} worker${workers === 1 ? '' : 's'}`;
+  return [{ url, host, port, ...(workers === undefined ? {} : { workers }) }, `listening on ${url}${where}${pool}`];
 }

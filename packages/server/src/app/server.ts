@@ -24,7 +24,7 @@ export interface Running {
   readonly hub: WsHub;
   readonly tracker: InflightTracker;
   readonly uws: UwsApp;
-  /** Run after everything else closed, in order; a throwing hook is logged. */
+  /** Run after everything else closed, in reverse order, within the shutdown timeout; a throwing hook is logged. */
   readonly closeHooks: readonly (() => unknown)[];
   /** Run first when closing: other listen sockets stop accepting (app.request()'s internal port). */
   readonly stopAccepting?: () => void;
@@ -70,9 +70,10 @@ export function makeServer(run: Running, socket: UwsListenSocket | null, host: s
 
 async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: number): Promise<void> {
   const logger = run.settings.logger;
+  const deadline = Date.now() + timeout;
   if (socket !== null) loadUws().us_listen_socket_close(socket);
   run.stopAccepting?.();
-  run.settings.draining = true;
+  run.settings.state.draining = true;
   // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
   const sockets = run.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
   // Streams (SSE, res.stream()) never finish by themselves either: end them now.
@@ -95,12 +96,29 @@ async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: n
     logger.error({ err }, 'bus close failed');
   }
   run.uws.close();
-  for (const hook of run.closeHooks) {
-    try {
-      await hook();
-    } catch (err) {
-      logger.error({ err }, 'onClose hook failed');
+  await runCloseHooks(run.closeHooks, Math.max(0, deadline - Date.now()), logger);
+}
+
+/**
+ * onClose hooks in reverse order (the last added, often depending on earlier ones, goes
+ * first), each awaited; past the shutdown timeout the rest are not waited for. Errors are logged.
+ */
+async function runCloseHooks(hooks: readonly (() => unknown)[], timeout: number, logger: Settings['logger']): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((r) => (timer = setTimeout(r, timeout, 'expired')));
+  try {
+    for (let i = hooks.length - 1; i >= 0; i--) {
+      const done = (async () => hooks[i]!())().then(
+        () => 'done' as const,
+        (err) => void logger.error({ err }, 'onClose hook failed'),
+      );
+      if ((await Promise.race([done, expired])) === 'expired') {
+        logger.warn({ left: i + 1 }, 'onClose hooks did not finish within the shutdown timeout: not waiting for them');
+        return;
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -5,7 +5,7 @@
 // sent them, which keeps its publishes in order. Internal to src/cluster/: serveHistory() on
 // the primary, WorkerHistoryStore in each worker.
 import type { Rpc } from '../core/rpc.ts';
-import { MemoryHistoryStore } from '../realtime/history/memory.ts';
+import type { MemoryHistoryStore } from '../realtime/history/memory.ts';
 import type { HistoryOptions } from '../realtime/history/options.ts';
 import type { Appended, HistoryRead, HistoryRequest, HistoryStore } from '../realtime/history/store.ts';
 

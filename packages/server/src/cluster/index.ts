@@ -6,6 +6,7 @@ import { isMainThread, workerData } from 'node:worker_threads';
 import type { App } from '../app/app.ts';
 import { listenAcceptor } from '../app/acceptor.ts';
 import { pickFreePort } from '../app/free-port.ts';
+import { listeningLog } from '../app/options.ts';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './options.ts';
 import { Primary } from './primary.ts';
 import { WORKER_MARK, type WorkerData } from './protocol.ts';
@@ -87,7 +88,8 @@ async function primary(o: ResolvedClusterOptions): Promise<ClusterServer> {
     return (closing ??= pool.close(timeout));
   };
   for (const s of o.signals) process.on(s, onSignal);
-  o.logger.info({ host: o.host, port, workers: o.workers, mode }, 'listening');
+  const [fields, message] = listeningLog(o.host, port, o.tls !== undefined, o.workers);
+  o.logger.info({ ...fields, mode }, message);
   return {
     port,
     host: o.host,

@@ -1,8 +1,8 @@
 // cluster() options: checked once, with the option's name in the error.
 import { availableParallelism } from 'node:os';
-import type { Logger } from '../core/logger.ts';
-import { silentLogger } from '../core/logger.ts';
-import type { TlsOptions } from '../serving/tls.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
+import { checkTlsKeys, type TlsOptions } from '../serving/tls.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 
 export interface ClusterOptions {
@@ -44,9 +44,14 @@ export interface ClusterOptions {
   bus?: Bus;
   /** @internal Worker threads even for `workers: 1` (bench/cluster.mjs measures what the cluster costs). */
   forceThreads?: boolean;
-  /** The primary's logger (worker deaths, restarts, shutdown). Workers log through their App's logger. Default: silent. */
+  /** The primary's logger (the listening line, worker deaths, restarts, shutdown). Workers log through their App's logger. Default: the App's default, on stderr (docs/logging.md). */
   logger?: Logger;
 }
+
+const KNOWN = Object.keys({
+  workers: true, port: true, host: true, tls: true, reusePort: true, signals: true, shutdownTimeout: true, stallTimeout: true, startTimeout: true,
+  restartDelay: true, entry: true, bus: true, forceThreads: true, logger: true,
+} satisfies Record<keyof ClusterOptions, true>);
 
 export interface ResolvedClusterOptions {
   workers: number;
@@ -84,10 +89,12 @@ const ms = (name: string, value: unknown, fallback: number): number => {
 export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('cluster() options must be an object');
   const o = options;
+  checkKnownKeys('cluster()', o, KNOWN);
   const port = o.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Invalid port ${port}`);
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new TypeError('host must be a non-empty string');
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
+  if (o.tls !== undefined) checkTlsKeys('cluster(): tls', o.tls);
   if (o.reusePort !== undefined && typeof o.reusePort !== 'boolean') throw new TypeError('reusePort must be a boolean');
   if (o.reusePort && process.platform !== 'linux') throw new TypeError('reusePort needs Linux (SO_REUSEPORT balancing)');
   const signals = o.signals === undefined || o.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : o.signals === false ? [] : o.signals;
@@ -106,7 +113,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     startTimeout: ms('startTimeout', o.startTimeout, 30_000),
     restartDelay: ms('restartDelay', o.restartDelay, 100),
     entry: o.entry,
-    logger: o.logger ?? silentLogger,
+    logger: o.logger ?? defaultLogger(),
     forceThreads: o.forceThreads === true,
     bus: o.bus,
   };

@@ -4,7 +4,7 @@
 // exits or stalls is logged, taken out of the acceptor and replaced after a backoff; the
 // others are untouched. close() stops accepting and lets every worker drain.
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { listenAcceptor, type Acceptor } from '../app/acceptor.ts';
+import type { Acceptor } from '../app/acceptor.ts';
 import type { ResolvedClusterOptions } from './options.ts';
 import { ByteRegistry } from './static-bytes.ts';
 import { gatherMetrics } from './metrics-exchange.ts';

@@ -54,7 +54,7 @@ export class ThreadBus implements Bus {
   private flushQueued = false;
   readonly stats: ThreadBusStats = { sent: 0, received: 0, relayed: 0 };
   private readonly flush = (): void => this.flushNow();
-  /** Messages that are not batches (requests.ts): told who sent them. */
+  /** Messages that are not batches (app.cluster requests, core/rpc.ts): told who sent them. */
   onMessage: ((from: number, message: any) => void) | undefined;
   /** A worker's ports went away (it died, restarts or left). */
   onPeerGone: ((id: number) => void) | undefined;

@@ -4,7 +4,7 @@
 // close. Uncaught errors are reported to the primary, which replaces this worker.
 import { parentPort } from 'node:worker_threads';
 import { App } from '../app/app.ts';
-import type { ClusterMember } from '../app/cluster-member.ts';
+import { withClusterMember, type ClusterMember } from '../app/cluster-member.ts';
 import type { Server } from '../app/server.ts';
 import { isRpcMessage, Rpc } from '../core/rpc.ts';
 import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
@@ -59,12 +59,15 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   // History topics: the memory store lives in the primary, for every worker (history-exchange.ts).
   const history = new WorkerHistoryStore(primary);
   stats = () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared });
-  // What the App the factory returns joins (app.joinCluster): only that App is the cluster's.
+  // What the cluster's App joins (app.joinCluster): the first App the factory builds, or the
+  // one it returns if that was built outside it. Only that App is the cluster's.
+  let joined = false;
   const member: ClusterMember = {
     worker: data.id,
     workers: data.workers,
     history: data.relay ? undefined : history,
     bus(own) {
+      joined = true;
       if (own !== undefined && data.relay) throw new Error('cluster({ bus }) relays for every worker: the App must not have a bus option too (pick one, docs/cluster.md "With a broker")');
       if (own !== undefined) bus.compose(own);
       return bus;
@@ -117,16 +120,16 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   });
 
   try {
-    app = await factory();
+    app = await withClusterMember(member, factory);
     if (!(app instanceof App)) throw new TypeError('cluster(): the factory must return an App');
+    if (!joined) app.joinCluster(member);
+    else if (app.worker !== data.id) throw new Error('cluster(): the factory must return the first App it created in the worker');
     if (app.tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
     if (data.mode === 'acceptor') {
-      app.joinCluster(member);
       const handedTo = await app.startForAcceptor(data.port, data.host);
       server = handedTo.server;
       post({ type: 'ready', descriptor: handedTo.descriptor });
     } else {
-      app.joinCluster(member);
       server = await app.listenShared(data.port, data.host);
       post({ type: 'ready' });
     }

@@ -25,22 +25,32 @@ export interface AccessLogConfig {
   skip?(req: object): boolean;
 }
 
-/** App-wide settings every request reads, resolved once from AppOptions. */
+/**
+ * App-wide settings every request reads, resolved once from AppOptions and frozen by the App
+ * (a cluster worker's App replaces them once, before it starts, to tag its logger). What
+ * changes while the server runs is in `state`, never in the settings themselves.
+ */
 export interface Settings {
-  bodyLimit: number;
-  cookieSecrets: readonly string[];
-  trustProxy: TrustProxy;
-  logger: Logger;
-  requestTimeout: number;
-  exposeErrors: boolean;
+  readonly bodyLimit: number;
+  readonly cookieSecrets: readonly string[];
+  readonly trustProxy: TrustProxy;
+  readonly logger: Logger;
+  readonly requestTimeout: number;
+  readonly exposeErrors: boolean;
   /** Request ids in the response header and on log lines; null when off (docs/logging.md). */
-  requestId: RequestIdConfig | null;
+  readonly requestId: RequestIdConfig | null;
   /** One log line per request; null when off. */
-  accessLog: AccessLogConfig | null;
-  /** Set while the server shuts down: answers close their connection. */
+  readonly accessLog: AccessLogConfig | null;
+  /** The server's runtime state: one object per App, the same across the settings it replaces. */
+  readonly state: ServerState;
+}
+
+/** What changes while an App runs; read on the hot path as plain fields (no getters). */
+export interface ServerState {
+  /** Set when the server starts shutting down: answers close their connection. */
   draining: boolean;
-  /** The app these settings belong to, for `req.app` (set by the App's constructor). */
-  app?: AppView;
+  /** The app these settings belong to, for `req.app`. */
+  readonly app: AppView;
 }
 
 /** What middleware and handlers may read about the app serving a request (`req.app`). */

@@ -9,6 +9,7 @@ import type { CompiledRoute, Step } from './route-context.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { SETTLED } from './io/response-core.ts';
 import { validationStep, type ValidationSpec } from './validate-step.ts';
+import type { HookLists, HttpHooks } from './hooks.ts';
 
 /** What the chain is built from. */
 export interface ChainSpec extends ValidationSpec {
@@ -16,21 +17,61 @@ export interface ChainSpec extends ValidationSpec {
   middleware: Handler<any>[];
   /** Route-level middleware and the handler, last. */
   handlers: Handler<any>[];
+  /** The route's lifecycle hooks (outer scopes first). */
+  hooks: HookLists;
 }
 
 // The shared settled promise: the timeout's log line recognises it (nothing was pending).
 const RESOLVED: Promise<void> = SETTLED;
 const NOOP_NEXT: Next = () => RESOLVED;
 
-/** Composes a route's steps, innermost first: handler, route middleware, dedup gate, validation, app and router middleware. */
+/**
+ * Composes a route's steps, innermost first: handler, route middleware, dedup gate, preHandler
+ * hooks, validation, preValidation hooks, app and router middleware, onRequest hooks. Hooks
+ * add a step each only where a route has them.
+ */
 export function composeChain(spec: ChainSpec, route: CompiledRoute): Step {
   const handlers = spec.handlers;
+  const hooks = spec.hooks;
   let step: Step = terminal(handlers[handlers.length - 1]!, route);
   for (let i = handlers.length - 2; i >= 0; i--) step = layer(handlers[i]!, step, route);
   if (route.dedup !== null) step = dedupGate(step, route.dedup);
+  step = hookSteps(hooks.preHandler, step, route);
   step = validationStep(spec, step, route) ?? step;
+  step = hookSteps(hooks.preValidation, step, route);
   for (let i = spec.middleware.length - 1; i >= 0; i--) step = layer(spec.middleware[i]!, step, route);
-  return step;
+  return hookSteps(hooks.onRequest, step, route);
+}
+
+type RequestHook = HttpHooks['onRequest'];
+
+/** One step per hook in front of `rest`, in order. */
+function hookSteps(list: readonly RequestHook[] | undefined, rest: Step, route: CompiledRoute): Step {
+  if (list === undefined) return rest;
+  for (let i = list.length - 1; i >= 0; i--) rest = hookStep(list[i]!, rest, route);
+  return rest;
+}
+
+/**
+ * A hook in front of `rest`: `rest` runs when the hook returns (or its promise resolves)
+ * without having answered. A throw or a rejection goes to the route's error path.
+ */
+function hookStep(hook: RequestHook, rest: Step, route: CompiledRoute): Step {
+  const resume = (req: Request<any>, res: Response): Promise<void> | undefined => (res.headersSent ? undefined : rest(req, res));
+  return (req, res) => {
+    let out: unknown;
+    try {
+      out = hook(req, res);
+    } catch (err) {
+      route.fail(err, req, res);
+      return undefined;
+    }
+    if (!isPromise(out)) return resume(req, res);
+    return Promise.resolve(out).then(
+      () => resume(req, res),
+      (err) => route.fail(err, req, res),
+    );
+  };
 }
 
 /** Concurrent identical anonymous GET/HEADs: the first runs `rest`, the others wait for its response. */

@@ -1,7 +1,8 @@
 // Request lifecycle, compiled once per route when the app starts:
 //
-//   uWS callback → Request/Response → [app & router middleware] → validation
-//     → [route middleware] → handler → returned value sent → (errors → error handlers)
+//   uWS callback → Request/Response → onRequest → [app & router middleware] → preValidation
+//     → validation → preHandler → [route middleware] → handler → returned value sent (onSend)
+//     → (errors → onError → error handlers) → onResponse        (hooks: hooks.ts, docs/hooks.md)
 //
 // A chain is a nest of closures built at startup; per request the only allocations are
 // the Request/Response pair and one `next` per middleware that runs. When the chain
@@ -11,8 +12,8 @@
 // The steps live beside this file: chain.ts (composition, next), validate-step.ts,
 // send-value.ts (returned values), route-context.ts (per-route state, error handlers).
 import { decodeComponent } from './io/query.ts';
-import { Request } from './io/request.ts';
-import { Response } from './io/response.ts';
+import type { Request } from './io/request.ts';
+import type { Response } from './io/response.ts';
 import type { Settings } from '../core/settings.ts';
 import type { BodyKind, ErrorHandler, Handler } from './types.ts';
 import type { Pattern } from '../core/path.ts';
@@ -23,6 +24,7 @@ import type { Schema } from './validation.ts';
 import { framingProblemIn, headersOfFramedRequest, refuseFraming } from './framing.ts';
 import { composeChain } from './chain.ts';
 import { CompiledRoute, type Tracker } from './route-context.ts';
+import type { HookLists } from './hooks.ts';
 
 export { defaultErrorHandler } from './route-context.ts';
 
@@ -44,6 +46,11 @@ export interface RouteSpec {
   errorHandlers: ErrorHandler[];
   compression: Compression | null;
   dedup: boolean;
+  /** Lifecycle hooks (app, scopes, route), in running order. */
+  hooks: HookLists;
+  /** The classes requests and responses of this route are made from (with their scope's decorations). */
+  RequestClass: typeof Request;
+  ResponseClass: typeof Response;
 }
 
 export interface Dispatcher {
@@ -70,9 +77,9 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
   const tls = ctx.tls;
 
   const method = head ? 'HEAD' : fixedMethod;
-  // Request ids and access logs: decided once here, so a route without them pays one branch.
-  const requestIdHeader = settings.requestId?.header;
-  const observed = requestIdHeader !== undefined || settings.accessLog !== null;
+  const timed = route.timed;
+  const RequestClass = spec.RequestClass;
+  const ResponseClass = spec.ResponseClass;
 
   return (ures: UwsResponse, ureq: UwsRequest) => {
     // A request with a body: its headers are collected now, checked for ambiguous framing
@@ -84,13 +91,12 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
     }
     const m = method ?? ureq.getCaseSensitiveMethod();
     // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
-    const res = new Response(ures, settings, route, head || m === 'HEAD', tls);
-    const req = new Request(ureq, res, m, settings, bodyLimit, routePath, headers);
+    const res = new ResponseClass(ures, settings, route, head || m === 'HEAD', tls);
+    const req = new RequestClass(ureq, res, m, settings, bodyLimit, routePath, headers);
     res._bind(req);
-    if (observed && settings.accessLog !== null) res._t0 = performance.now();
+    if (timed) res._t0 = performance.now();
     let pending: Promise<void> | undefined;
     try {
-      if (observed && requestIdHeader !== undefined) res._push(requestIdHeader, req.id);
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;
       pending = chain(req, res);
     } catch (err) {

@@ -1,5 +1,6 @@
 // Dynamic response compression (brotli, gzip), negotiated from Accept-Encoding.
 import { constants, brotliCompress, brotliCompressSync, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
+import { checkKnownKeys } from '../core/options-check.ts';
 import { dynamicBrotliOptions, gzipOptions, streamBrotliOptions, streamGzipOptions } from './compressors.ts';
 
 export type Encoding = 'br' | 'gzip';
@@ -54,10 +55,16 @@ function isCompressible(contentType: string): boolean {
   return COMPRESSIBLE.test(contentType);
 }
 
+const COMPRESSION_KEYS = Object.keys({
+  threshold: true, encodings: true, brotliQuality: true, gzipLevel: true, skipCredentialed: true, filter: true, maxStreams: true,
+} satisfies Record<keyof CompressionOptions, true>);
+
 export function resolveCompression(value: boolean | CompressionOptions | undefined, inherited: Compression | null): Compression | null {
   if (value === undefined) return inherited;
   if (value === false) return null;
+  if (value !== true && (typeof value !== 'object' || value === null)) throw new TypeError('compression must be a boolean or an options object');
   const o = value === true ? {} : value;
+  checkKnownKeys('compression', o, COMPRESSION_KEYS);
   const c: Compression = {
     threshold: o.threshold ?? 1024,
     encodings: o.encodings ?? ['br', 'gzip'],

@@ -8,7 +8,8 @@ import type { ErrorHandler } from './types.ts';
 import type { Compression } from './compression.ts';
 import type { DedupTable } from './dedup.ts';
 import { isPromise, sendValue } from './send-value.ts';
-import { logAccess } from './observe/access-log.ts';
+import { NO_HOOKS, type HookLists, type HttpHooks } from './hooks.ts';
+import type { Body } from './io/response-core.ts';
 
 /** One link of a route's chain (chain.ts composes them). */
 export type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
@@ -24,6 +25,7 @@ export interface RouteContextSpec {
   timeout: number;
   errorHandlers: ErrorHandler[];
   compression: Compression | null;
+  hooks?: HookLists;
 }
 
 /**
@@ -36,8 +38,15 @@ export class CompiledRoute {
   readonly tracker: Tracker;
   readonly compression: Compression | null;
   readonly dedup: DedupTable | null;
+  /** Whether requests are timed (an onResponse hook wants their duration): compile-route.ts starts the clock. */
+  readonly timed: boolean;
+  /** The response calls this instead of writing a body when the route has onSend hooks (response.ts, end()). */
+  readonly onSend: ((req: Request<any>, res: Response, body: Body | undefined) => void) | null;
   private readonly errorHandlers: ErrorHandler[];
   private readonly settings: Settings;
+  private readonly hooks: HookLists;
+  /** True when settle-time hooks (onResponse, onAbort) exist: one branch per request otherwise. */
+  private readonly observed: boolean;
 
   constructor(spec: RouteContextSpec, settings: Settings, tracker: Tracker, dedup: DedupTable | null) {
     this.timeout = spec.timeout;
@@ -46,23 +55,96 @@ export class CompiledRoute {
     this.dedup = dedup;
     this.errorHandlers = spec.errorHandlers;
     this.settings = settings;
+    const hooks = (this.hooks = spec.hooks ?? NO_HOOKS);
+    this.timed = hooks.onResponse !== undefined;
+    this.observed = hooks.onResponse !== undefined || hooks.onAbort !== undefined;
+    this.onSend = hooks.onSend !== undefined ? this.sendThrough : null;
   }
 
   settled(res: Response): void {
     if (!res._sync) this.tracker.settled(res);
-    if (res._t0 !== 0) logAccess(res, this.settings.accessLog!);
+    if (this.observed) this.settledHooks(res);
+  }
+
+  /** onAbort (the client left), then onResponse with what was written. */
+  private settledHooks(res: Response): void {
+    const req = res._req as Request<any>;
+    const hooks = this.hooks;
+    if (res.aborted && hooks.onAbort !== undefined) for (const hook of hooks.onAbort) this.observe('onAbort', req, hook, req, res, undefined);
+    if (hooks.onResponse === undefined) return;
+    const info = { status: res.statusCode, bytes: res._bytes, duration: performance.now() - res._t0, aborted: res.aborted };
+    for (const hook of hooks.onResponse) this.observe('onResponse', req, hook, req, res, info);
+  }
+
+  /** Runs a hook that only observes: a throw or a rejection is logged, never answered. */
+  private observe(name: string, req: Request<any>, hook: (a: any, b: any, c: any) => unknown, a: unknown, b: unknown, c: unknown): void {
+    try {
+      const out = hook(a, b, c);
+      if (isPromise(out)) Promise.resolve(out).catch((err) => hookFailed(name, err, req));
+    } catch (err) {
+      hookFailed(name, err, req);
+    }
+  }
+
+  /**
+   * The onSend hooks, in order, then the write: each may replace the payload (a string or
+   * bytes); they may still set headers. A hook that
+   * throws, or returns something that is not a body, turns the answer into a plain 500
+   * (logged) without running the hooks again.
+   */
+  private readonly sendThrough = (req: Request<any>, res: Response, body: Body | undefined): void => {
+    this.sendFrom(0, req, res, body);
+  };
+
+  private sendFrom(i: number, req: Request<any>, res: Response, payload: Body | undefined): void {
+    const list = this.hooks.onSend!;
+    for (; i < list.length; i++) {
+      let out: unknown;
+      try {
+        out = list[i]!(req, res, payload);
+      } catch (err) {
+        return this.sendFailed(err, req, res);
+      }
+      if (isPromise(out)) {
+        const next = i + 1;
+        Promise.resolve(out).then(
+          (value) => {
+            if (res.finished) return;
+            if (value !== undefined && !isBody(value)) return this.sendFailed(notABody(value), req, res);
+            this.sendFrom(next, req, res, value === undefined ? payload : value);
+          },
+          (err) => this.sendFailed(err, req, res),
+        );
+        return;
+      }
+      if (out !== undefined) {
+        if (!isBody(out)) return this.sendFailed(notABody(out), req, res);
+        payload = out;
+      }
+    }
+    if (!res.finished) res._finishEnd(payload);
+  }
+
+  private sendFailed(err: unknown, req: Request<any>, res: Response): void {
+    req._log().error({ err, method: req.method, route: req.route, url: req.url }, 'onSend hook failed: answered 500');
+    if (res.finished) return;
+    res._adoptHeaders(500, ['content-type', 'application/json; charset=utf-8']);
+    res._finishEnd('{"error":"Internal Server Error"}');
   }
 
   /** Runs the error handlers, innermost first; a handler that throws hands its error outwards. */
   fail(err: unknown, req: Request<any>, res: Response): void {
+    const hooks = this.hooks;
+    if (hooks.onTimeout !== undefined && err instanceof RequestTimeoutError) for (const hook of hooks.onTimeout) this.observe('onTimeout', req, hook, req, res, undefined);
+    if (hooks.onError !== undefined) for (const hook of hooks.onError) this.observe('onError', req, hook, err, req, res);
     if (res.finished) {
       // A client that left mid-request (its body reads reject with ClientAbortError) is routine.
       if (res.aborted) this.settings.logger.debug({ err, method: req.method, url: req.url }, 'request failed after the client left');
-      else this.settings.logger.error({ err }, 'error after the response was sent');
+      else this.settings.logger.error({ err, method: req.method, route: req.route, url: req.url }, 'error after the response was sent');
       return;
     }
     if (res.headersSent) {
-      this.settings.logger.error({ err }, 'error while streaming a response; closing the connection');
+      this.settings.logger.error({ err, method: req.method, route: req.route, url: req.url }, 'error while streaming a response; closing the connection');
       res.destroy();
       return;
     }
@@ -142,4 +224,17 @@ function errorStatus(err: unknown): number {
 /** An error as plain data, for log fields other than `err` (which loggers serialize themselves). */
 function describeError(err: unknown): unknown {
   return err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err;
+}
+
+/** A hook that only observes failed: logged with the request, never answered. */
+function hookFailed(name: string, err: unknown, req: Request<any>): void {
+  req._log().error({ err, method: req.method, route: req.route, url: req.url }, `${name} hook failed`);
+}
+
+function isBody(value: unknown): value is Body {
+  return typeof value === 'string' || value instanceof Uint8Array || value instanceof ArrayBuffer;
+}
+
+function notABody(value: unknown): TypeError {
+  return new TypeError(`an onSend hook returned ${value === null ? 'null' : typeof value}: return a string or bytes to replace the payload, or undefined to keep it`);
 }

@@ -3,6 +3,7 @@
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import { MAX_SHARED_BODY } from './dedup.ts';
+import { EventStream } from './io/sse.ts';
 
 /** Where a failure while sending goes (the route's error path). */
 export interface FailureSink {
@@ -14,8 +15,13 @@ export function isPromise(value: unknown): value is PromiseLike<unknown> {
 }
 
 export function sendValue(value: unknown, req: Request<any>, res: Response, route: FailureSink): void {
-  if (res.headersSent || res.finished) return;
   try {
+    if (res.headersSent || res.finished) {
+      // `res.json(a); return b`: b is lost. Misuse, reported like a second res.json()
+      // (returning `res` or the `res.sse()` stream is fine: they are the answer).
+      if (value !== res && !(value instanceof EventStream)) res._late('a value returned by the handler');
+      return;
+    }
     if (typeof value === 'string') res.send(value);
     else if (value instanceof Uint8Array || value instanceof ArrayBuffer) res.send(value);
     else if (value instanceof globalThis.Response) sendWebResponse(value, res, route, req);

@@ -4,6 +4,7 @@ import type { QueryRecord } from './io/query.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import type { CompressionOptions } from './compression.ts';
+import type { RouteHooks } from './hooks.ts';
 
 export type { Get, RouteTypes } from './route-types.ts';
 
@@ -33,6 +34,8 @@ export interface RouteOptions {
   compress?: boolean | CompressionOptions;
   /** Share one handler run between concurrent identical anonymous GET/HEAD requests. See docs/serving.md. */
   dedup?: boolean;
+  /** This route's own lifecycle hooks, run after the app's and its scopes' (docs/hooks.md): `{ preHandler: [auth] }`. */
+  hooks?: RouteHooks;
 }
 
 type Out<O, K extends keyof RouteOptions, D> = O extends { [P in K]: infer S } ? (S extends Schema ? Infer<S> : D) : D;

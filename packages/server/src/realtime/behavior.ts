@@ -5,7 +5,10 @@ import { isSchema, type Infer, type Schema } from '../http/validation.ts';
 import type { Pattern } from '../core/path.ts';
 import { isValidEventName } from './protocol.ts';
 import type { Socket } from './socket.ts';
+import { DEFAULT_MAX_PENDING } from './requests.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
+import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
 
 export interface WsEvent<Data, S> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
@@ -53,11 +56,26 @@ export interface WsBehavior<Data, E> {
    */
   maxSubscriptions?: number;
   /**
+   * Server → client requests (`ws.request()`) one socket may have awaiting an answer; past
+   * it a request rejects with TOO_MANY_REQUESTS. Default 1000.
+   */
+  maxPendingRequests?: number;
+  /**
    * Upgrades per client address (429 before the handshake) and messages per socket per
    * second (`RATE_LIMITED` error replies, then close 4430). See docs/rate-limit.md.
    */
   rateLimit?: WsRateLimit;
+  /** This route's own WebSocket hooks, run after the app's (docs/hooks.md): `{ onEvent: [fn] }`. */
+  hooks?: WsRouteHooks;
 }
+
+/** Every key of a ws route (`hooks`: the route's lifecycle hooks); one added to WsBehavior and not here fails to compile. */
+const WS_KEYS = Object.keys({
+  upgrade: true, allowedOrigins: true, open: true, subscribe: true, events: true, message: true, drain: true, close: true, maxPayloadLength: true,
+  idleTimeout: true, maxBackpressure: true, backpressure: true, compression: true, maxLifetime: true, sendPingsAutomatically: true,
+  maxSubscriptions: true, maxPendingRequests: true, rateLimit: true, hooks: true,
+} satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
+const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
 
 export interface WsRouteSpec {
   pattern: Pattern;
@@ -66,6 +84,7 @@ export interface WsRouteSpec {
 
 export interface Limits {
   maxSubscriptions: number;
+  maxPendingRequests: number;
   maxPayloadLength: number;
   idleTimeout: number;
   maxBackpressure: number;
@@ -76,9 +95,10 @@ export interface Limits {
 /** Checks options when the route is declared: some bad values terminate the uWS core. */
 export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   if (typeof b !== 'object' || b === null) throw new TypeError(`ws ${path}: behavior must be an object`);
-  const fail = (msg: string) => {
+  const fail = (msg: string): never => {
     throw new TypeError(`ws ${path}: ${msg}`);
   };
+  checkKnownKeys(`ws ${path}`, b, WS_KEYS);
   const maxPayloadLength = b.maxPayloadLength ?? 64 * 1024;
   if (!Number.isInteger(maxPayloadLength) || maxPayloadLength < 1 || maxPayloadLength > 64 * 1024 * 1024) fail('maxPayloadLength must be an integer from 1 to 67108864');
   const idleTimeout = b.idleTimeout ?? 120;
@@ -90,16 +110,24 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   if (b.backpressure !== undefined && b.backpressure !== 'close' && b.backpressure !== 'drop') fail("backpressure must be 'close' or 'drop'");
   const maxSubscriptions = b.maxSubscriptions ?? 1000;
   if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1 || maxSubscriptions > 1_000_000) fail('maxSubscriptions must be an integer from 1 to 1000000');
+  const maxPendingRequests = b.maxPendingRequests ?? DEFAULT_MAX_PENDING;
+  if (!Number.isInteger(maxPendingRequests) || maxPendingRequests < 1 || maxPendingRequests > 1_000_000) fail('maxPendingRequests must be an integer from 1 to 1000000');
   const o = b.allowedOrigins;
   if (o !== undefined && o !== '*' && typeof o !== 'function' && !(Array.isArray(o) && o.every((x) => typeof x === 'string'))) fail("allowedOrigins must be '*', a list of origins or a function");
   for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
     if (b[hook] !== undefined && typeof b[hook] !== 'function') fail(`${hook} must be a function`);
   }
+  checkWsRouteHooks(b.hooks, fail);
+  if (b.events !== undefined && (typeof b.events !== 'object' || b.events === null)) fail('events must be an object of { schema?, handler } by event name');
   for (const [name, def] of Object.entries(b.events ?? {})) {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
-    if (typeof (def as WsEvent<unknown, unknown>)?.handler !== 'function') fail(`event ${name} needs a handler`);
+    if (typeof def === 'function') fail(`event ${name} must be { handler } (or { schema, handler }), not a bare function`);
+    if (typeof def !== 'object' || def === null) fail(`event ${name} must be an object ({ schema?, handler })`);
+    // `data:` for `schema:` would otherwise let unvalidated data reach the handler.
+    checkKnownKeys(`ws ${path}: event ${name}`, def as object, EVENT_KEYS);
+    if (typeof (def as WsEvent<unknown, unknown>).handler !== 'function') fail(`event ${name} needs a handler`);
     const schema = (def as WsEvent<unknown, unknown>).schema;
     if (schema !== undefined && !isSchema(schema)) fail(`event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`);
   }
-  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions, rateLimit: checkWsRateLimit(path, b.rateLimit) };
+  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions, maxPendingRequests, rateLimit: checkWsRateLimit(path, b.rateLimit) };
 }

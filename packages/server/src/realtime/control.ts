@@ -7,10 +7,11 @@ import { compileValidator, type Schema, type Validator } from '../http/validatio
 import type { Logger } from '../core/logger.ts';
 import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
 import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
-import type { Socket, SocketHub } from './socket.ts';
+import { replyReceived, type Socket, type SocketHub } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
-import { compilePresenceRead } from './presence/index.ts';
+import { compilePresenceRead } from './presence/read.ts';
+import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -33,7 +34,22 @@ function answer(s: Socket<any>, text: string, async: boolean): void {
   else s.sendRaw(text, false);
 }
 
-export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub): ControlHandler {
+// Built once: the answers to frames nothing on the route reads.
+const NOT_PROTOCOL_TEXT = errorFrame(undefined, 'BAD_FRAME', 'Not a protocol frame (those start with {"type":"), and this route has no message handler');
+const NOT_PROTOCOL_BINARY = errorFrame(undefined, 'BAD_FRAME', 'Binary frame, and this route has no message handler');
+
+/**
+ * A frame that is not a protocol frame (binary, or text not starting with `{"type":"`) on a
+ * route without a `message` hook: nothing would read it, so the client is told (BAD_FRAME,
+ * without `ref`) and the server logs it at debug level.
+ */
+export function refuseNonProtocolFrame(s: Socket<any>, isBinary: boolean, size: number, log: Logger): void {
+  log.debug({ ip: s.ip, binary: isBinary, size }, 'websocket: not a protocol frame, and the route has no message handler');
+  answer(s, isBinary ? NOT_PROTOCOL_BINARY : NOT_PROTOCOL_TEXT, false);
+}
+
+/** Compiled once per route (route.ts). @internal */
+export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub, onEvent: readonly WsHooks['onEvent'][] = []): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, { validate: def.schema ? compileValidator('body', def.schema) : null, handler: def.handler as CompiledEvent['handler'] });
@@ -102,6 +118,15 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       answer(s, replyFrame(ref, json), async);
     };
     try {
+      // onEvent hooks first (they may refuse); the rare async one defers the rest.
+      const gate = onEvent.length === 0 ? undefined : runGate(onEvent, eventRefused, s, name, data);
+      if (gate !== undefined) {
+        gate
+          .then(() => (ev.validate ? ev.validate(data) : data))
+          .then((v) => ev.handler(s, v))
+          .then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+        return;
+      }
       const checked = ev.validate ? ev.validate(data) : data;
       if (checked instanceof Promise) {
         checked.then((v) => Promise.resolve(ev.handler(s, v))).then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
@@ -151,6 +176,10 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
         return answer(s, pongFrame(ref), false);
       case 'presence':
         return presence(s, frame.topic, ref);
+      case 'reply': { // the client's answer to a server → client request (requests.ts)
+        const bad = replyReceived(s, frame, log);
+        return bad === null ? undefined : answer(s, bad, false);
+      }
       default:
         return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
     }

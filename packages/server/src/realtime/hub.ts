@@ -4,7 +4,7 @@
 // every publish (the same bytes) and hears when a topic gains its first or loses its last
 // local subscriber (bus/bus.ts).
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
-import { publishExcept, type Socket } from './socket.ts';
+import { publishExcept, trackTopics, type Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
@@ -14,6 +14,19 @@ import { HistoryEngine } from './history/engine.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
+import { SubscriberIndex } from './subscriber-index.ts';
+import { requestTimeout, type SocketRequestOptions } from './requests.ts';
+import { requestAll, type RequestAllResult } from './request-all.ts';
+
+export interface PublishOptions {
+  /**
+   * Drop the event, instead of queueing it, for each subscriber under backpressure (bytes
+   * already waiting in its send buffer): cursor positions, typing indicators. Not allowed on
+   * history topics. Costs one JavaScript send per subscriber instead of uWS's native fan-out
+   * (docs/realtime.md, "Volatile messages").
+   */
+  volatile?: boolean;
+}
 
 export class WsHub {
   private uws: UwsApp | null = null;
@@ -25,6 +38,8 @@ export class WsHub {
   /** Who is on presence topics; created by the first presence pattern (app.topic). */
   presence: PresenceTracker | null = null;
   private readonly sockets = new Set<Socket<any>>();
+  /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
+  private index: SubscriberIndex | null = null;
   private idle: (() => void)[] = [];
   /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
   private readonly batches: Map<string, string[]> | null;
@@ -143,11 +158,12 @@ export class WsHub {
 
   /** Publishes an envelope to this process's subscribers only (a socket's publish, see Socket.publish). @internal */
   publishLocal(topic: string, message: string): boolean {
-    return this.uws !== null && this.uws.publish(topic, message, false);
+    return this.uws?.publish(topic, message, false) ?? false;
   }
 
   /** A socket subscribed: the first local subscriber of a topic makes the bus interested. @internal */
-  subscribed(topic: string): void {
+  subscribed(s: Socket<any>, topic: string): void {
+    if (this.index !== null) this.index.add(s, topic);
     if (this.remote === null || this.uws === null) return;
     const count = this.uws.numSubscribers(topic);
     this.remote.subscriberCount?.(topic, count);
@@ -155,7 +171,8 @@ export class WsHub {
   }
 
   /** A socket unsubscribed: the last one gone ends the bus's interest. @internal */
-  unsubscribed(topic: string): void {
+  unsubscribed(s: Socket<any> | null, topic: string): void {
+    if (s !== null && this.index !== null) this.index.remove(s, topic);
     if (this.remote === null || this.uws === null) return;
     const count = this.uws.numSubscribers(topic);
     this.remote.subscriberCount?.(topic, count);
@@ -166,18 +183,50 @@ export class WsHub {
    * A socket closed with these topics. The counts are read on the next turn, when uWS has
    * certainly removed the socket from its topics. @internal
    */
-  socketClosing(closing: Iterable<string>): void {
+  socketClosing(s: Socket<any>, closing: Iterable<string>): void {
+    const index = this.index;
+    if (index !== null) for (const topic of closing) index.remove(s, topic);
     if (this.remote === null) return;
     const topics = [...closing];
     if (topics.length === 0) return;
     setImmediate(() => {
-      for (const topic of topics) this.unsubscribed(topic);
+      for (const topic of topics) this.unsubscribed(null, topic);
     });
   }
 
   /** True when publishes also go to another process (worker threads, Redis, NATS). */
   get distributed(): boolean {
     return this.remote !== null;
+  }
+
+  /** True when sockets keep their topics: for the bus's interest, or the volatile index. @internal */
+  get tracksTopics(): boolean {
+    return this.remote !== null || this.index !== null;
+  }
+
+  /** The first volatile publish or requestAll: every open socket's topics go into the index, kept from now on. */
+  private buildIndex(): SubscriberIndex {
+    const index = new SubscriberIndex();
+    for (const s of this.sockets) for (const topic of trackTopics(s)) index.add(s, topic);
+    return index;
+  }
+
+  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts). */
+  requestAll<Reply>(topic: string, event: string, data: unknown, options: SocketRequestOptions | undefined): Promise<RequestAllResult<Reply>> {
+    assertTopic(topic);
+    assertEventName(event);
+    const json = encodeData(data);
+    const ms = requestTimeout(options);
+    const subscribers = (this.index ??= this.buildIndex()).of(topic) ?? [];
+    return requestAll<Reply>(subscribers, event, json, ms);
+  }
+
+  /** A volatile publish: after the topic's pending batch, to each subscriber not under backpressure. */
+  private publishVolatile(topic: string, envelope: string): boolean {
+    if (this.stats !== null) this.stats.publishes++;
+    this.flushTopic(topic);
+    if (this.remote !== null) this.sendToBus(topic, envelope, false);
+    return (this.index ??= this.buildIndex()).publishVolatile(topic, envelope);
   }
 
   private sendToBus(topic: string, message: BusMessage, isBinary: boolean): void {
@@ -211,13 +260,16 @@ export class WsHub {
     return this.sockets.size;
   }
 
-  publish(topic: string, event: string, data?: unknown): boolean {
+  publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
     assertTopic(topic);
     assertEventName(event);
+    const volatile = options?.volatile === true;
+    const h = this.historyOf(topic);
+    if (h !== null && volatile) throw new TypeError(`volatile publish to ${topic}: a history topic keeps every event; publish volatile events on a topic without history`);
     if (this.uws === null) return false;
     const json = encodeData(data);
-    const h = this.historyOf(topic);
     if (h !== null) return this.publishHistory(topic, event, json, h, null);
+    if (volatile) return this.publishVolatile(topic, topicEnvelope(topic, event, json));
     if (this.stats !== null) this.stats.publishes++;
     const envelope = topicEnvelope(topic, event, json);
     const batches = this.batches;

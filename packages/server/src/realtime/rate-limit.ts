@@ -12,6 +12,7 @@ import type { Request } from '../http/io/request.ts';
 import { isPromise } from '../http/send-value.ts';
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../core/rate-limit-store.ts';
 import type { Logger } from '../core/logger.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 
 export interface WsRateLimit {
   /** Handshakes per client address (or `key`) in a fixed window; past `max`, 429 with Retry-After. */
@@ -48,8 +49,8 @@ export interface CompiledWsRateLimit {
   closeAfter: number;
 }
 
-const KNOWN = new Set(['upgrades', 'messagesPerSecond', 'closeAfter']);
-const UPGRADE_KNOWN = new Set(['window', 'max', 'key', 'store']);
+const KNOWN = Object.keys({ upgrades: true, messagesPerSecond: true, closeAfter: true } satisfies Record<keyof WsRateLimit, true>);
+const UPGRADE_KNOWN = Object.keys({ window: true, max: true, key: true, store: true } satisfies Record<keyof NonNullable<WsRateLimit['upgrades']>, true>);
 
 /** Checks the option when the route is declared; null when absent. */
 export function checkWsRateLimit(path: string, option: WsRateLimit | undefined): CompiledWsRateLimit | null {
@@ -58,7 +59,7 @@ export function checkWsRateLimit(path: string, option: WsRateLimit | undefined):
     throw new TypeError(`ws ${path}: rateLimit${msg}`);
   };
   if (typeof option !== 'object' || option === null) fail(' must be an object { upgrades, messagesPerSecond, closeAfter }');
-  for (const k of Object.keys(option)) if (!KNOWN.has(k)) fail(`: unknown option "${k}"`);
+  checkKnownKeys(`ws ${path}: rateLimit`, option, KNOWN);
   const perSecond = option.messagesPerSecond ?? 0;
   if (option.messagesPerSecond !== undefined && !(Number.isInteger(perSecond) && perSecond >= 1)) fail('.messagesPerSecond must be a positive integer');
   const closeAfter = option.closeAfter ?? 50;
@@ -67,7 +68,7 @@ export function checkWsRateLimit(path: string, option: WsRateLimit | undefined):
   const u = option.upgrades;
   if (u !== undefined) {
     if (typeof u !== 'object' || u === null) fail('.upgrades must be an object { window, max }');
-    for (const k of Object.keys(u)) if (!UPGRADE_KNOWN.has(k)) fail(`.upgrades: unknown option "${k}"`);
+    checkKnownKeys(`ws ${path}: rateLimit.upgrades`, u, UPGRADE_KNOWN);
     if (!Number.isInteger(u.window) || u.window < 1) fail('.upgrades.window must be a positive integer (milliseconds)');
     if (!Number.isInteger(u.max) || u.max < 1) fail('.upgrades.max must be a positive integer');
     if (u.key !== undefined && typeof u.key !== 'function') fail('.upgrades.key must be a function (req) => string');

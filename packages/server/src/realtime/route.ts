@@ -6,19 +6,28 @@
 import type { Settings } from '../core/settings.ts';
 import type { UwsWebSocket, UwsWebSocketBehavior } from '../uws/index.ts';
 import { checkWsBehavior, type WsRouteSpec } from './behavior.ts';
-import { compileControl } from './control.ts';
+import { compileControl, refuseNonProtocolFrame } from './control.ts';
 import type { WsHub } from './hub.ts';
 import { CLOSE_RATE_LIMITED, CLOSE_TOO_BIG, CLOSE_TOO_SLOW, errorFrame, isControlFrame, readRef } from './protocol.ts';
 import { admitMessage, newBudget } from './rate-limit.ts';
 import { attachSocket, detachSocket, type Socket, type SocketPolicy } from './socket.ts';
 import { compileUpgrade, type UpgradeData } from './upgrade.ts';
+import { wsHooksFor, type WsHookLists } from './ws-hooks.ts';
+import type { Request } from '../http/io/request.ts';
 
 /** uWS keeps the user data given to `upgrade` on the socket object itself. */
 const socketOf = (ws: UwsWebSocket) => (ws as unknown as UpgradeData).socket;
 
 /** Builds the uWS behavior for one route (once, at startup). */
-export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub, uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number }, tls: boolean): UwsWebSocketBehavior {
+/** What every WebSocket route takes from the app: its hooks, and the class its upgrade requests are made from (with the app's decorations). */
+export interface WsAppParts {
+  hooks: WsHookLists;
+  RequestClass: typeof Request;
+}
+
+export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub, uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number }, tls: boolean, app: WsAppParts): UwsWebSocketBehavior {
   const b = spec.behavior;
+  const hooks = wsHooksFor(app.hooks, b.hooks);
   const limits = checkWsBehavior(spec.pattern.path, b);
   const log = settings.logger;
   const stats = hub.stats;
@@ -39,8 +48,9 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     flushTopic: (topic) => hub.flushTopic(topic),
     hub,
     stats,
+    maxPendingRequests: limits.maxPendingRequests,
   };
-  const control = compileControl(b, limits, log, hub);
+  const control = compileControl(b, limits, log, hub, hooks.onEvent);
 
   // Runs an app hook: a throw or a rejection is logged, never thrown into uWS. The hook and
   // its arguments are passed separately so that no call site builds a closure (message is hot).
@@ -51,6 +61,15 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     } catch (err) {
       log.error({ err }, `websocket ${what} handler failed`);
     }
+  };
+
+  // onOpen hooks, then the route's open; onSocketClose hooks, then the route's close.
+  const onOpen = hooks.onOpen;
+  const onSocketClose = hooks.onSocketClose;
+  const opening = onOpen.length > 0 || b.open !== undefined;
+  const opened = (s: Socket<any>): void => {
+    for (const hook of onOpen) safely('onOpen hook', hook, s, undefined, undefined);
+    if (b.open) safely('open', b.open, s, undefined, undefined);
   };
 
   const onMessage = b.message;
@@ -82,19 +101,18 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     maxLifetime: limits.maxLifetime,
     sendPingsAutomatically: b.sendPingsAutomatically ?? true,
 
-    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null),
+    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null, hooks.onUpgrade, app.RequestClass),
 
     open(ws) {
       const { socket: s, deferOpen } = ws as unknown as UpgradeData;
       attachSocket(s, ws);
       hub.add(s);
-      if (!b.open) return;
+      if (!opening) return;
       // uWS 20.57 bug: after an asynchronous (corked) upgrade, a message of 56-71 bytes sent
       // from inside open() leaves the socket deaf to every later client frame. Running the
       // hook right after the upgrade call returns avoids it (test: ws.test.ts, async open sends).
-      const open = b.open;
-      if (deferOpen) queueMicrotask(() => !s.closed && s.cork(() => safely('open', open, s, undefined, undefined)));
-      else safely('open', open, s, undefined, undefined);
+      if (deferOpen) queueMicrotask(() => !s.closed && s.cork(() => opened(s)));
+      else opened(s);
     },
 
     message(ws: UwsWebSocket, ab: ArrayBuffer, isBinary: boolean) {
@@ -114,6 +132,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
         if (isControlFrame(bytes)) return control(s, bytes);
       }
       if (onMessage) safely('message', onMessage, s, ab, isBinary);
+      else refuseNonProtocolFrame(s, isBinary, ab.byteLength, log);
     },
 
     drain(ws) {
@@ -129,10 +148,11 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
       const s: Socket<any> = socketOf(ws);
       const reason = Buffer.from(message).toString('utf8'); // copied: the buffer dies with the callback
       const topics = detachSocket(s);
-      if (hub.distributed) hub.socketClosing(topics);
+      if (hub.tracksTopics) hub.socketClosing(s, topics);
       hub.presence?.closed(s);
       hub.remove(s);
       if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');
+      for (const hook of onSocketClose) safely('onSocketClose hook', hook, s, code, reason);
       if (b.close) safely('close', b.close, s, code, reason);
     },
   };

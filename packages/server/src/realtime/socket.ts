@@ -5,6 +5,8 @@ import type { UwsWebSocket } from '../uws/index.ts';
 import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
+import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, settleReply, type SocketRequestOptions } from './requests.ts';
+import type { Logger } from '../core/logger.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -13,12 +15,14 @@ const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
 export interface SocketHub {
   /** True when a bus other than the in-process one carries publishes to other processes. */
   readonly distributed: boolean;
+  /** True when sockets keep their set of topics: a bus (for interest), or the subscriber index (subscriber-index.ts). */
+  readonly tracksTopics: boolean;
   /** Publishes to this process's subscribers only. */
   publishLocal(topic: string, message: string): boolean;
   /** A socket published (already delivered locally): the bus carries it further. */
   socketPublished(topic: string, message: string, isBinary: boolean): void;
-  subscribed(topic: string): void;
-  unsubscribed(topic: string): void;
+  subscribed(s: Socket<any>, topic: string): void;
+  unsubscribed(s: Socket<any>, topic: string): void;
   /** History options of `topic`, or null (hub.ts). */
   historyOf(topic: string): Readonly<HistoryOptions> | null;
   /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
@@ -49,9 +53,24 @@ export interface SocketPolicy {
   hub: SocketHub;
   /** Counters for metrics(), or null. */
   stats: WsStats | null;
+  /** The route's maxPendingRequests: server → client requests awaiting an answer, per socket. */
+  maxPendingRequests: number;
 }
 
+export interface SendOptions {
+  /**
+   * Drop the message instead of queueing it when the socket is under backpressure (bytes
+   * already waiting in its send buffer): for cursor positions, typing indicators…
+   */
+  volatile?: boolean;
+}
+
+/** Socket ids: unique within the process, never reused. */
+let lastId = 0;
+
 export class Socket<Data = unknown> {
+  /** A number unique to this socket within this process (app.requestAll's replies name sockets by it). */
+  readonly id: number;
   /** What the route's `upgrade` returned. */
   readonly data: Data;
   /** Client address (honours trustProxy) when the socket connected. */
@@ -62,11 +81,14 @@ export class Socket<Data = unknown> {
   _closing = false;
   /** @internal */ _policy: SocketPolicy;
   private subscriptions = 0;
-  /** The topics subscribed to, kept only when a bus needs them at close (see detachSocket). @internal */
+  /** The topics subscribed to, kept only when a bus or the subscriber index needs them at close (see detachSocket). @internal */
   _tracked: Set<string> | null = null;
+  /** Server → client requests awaiting an answer; created by the first request(). @internal */
+  _requests: PendingRequests | null = null;
 
   /** @internal */
   constructor(data: Data, ip: string, policy: SocketPolicy) {
+    this.id = ++lastId;
     this.data = data;
     this.ip = ip;
     this._policy = policy;
@@ -87,10 +109,31 @@ export class Socket<Data = unknown> {
     return this._ws === null ? 0 : this._ws.getBufferedAmount();
   }
 
-  /** Sends `{"event":…,"data":…}` to this socket only. */
-  send(event: string, data?: unknown): SendResult {
+  /**
+   * Sends `{"event":…,"data":…}` to this socket only. With `{ volatile: true }` the message
+   * is dropped (`'dropped'`, nothing queued) while the socket has bytes waiting to be sent.
+   */
+  send(event: string, data?: unknown, options?: SendOptions): SendResult {
     assertEventName(event);
-    return this._send(directEnvelope(event, encodeData(data)), false);
+    const message = directEnvelope(event, encodeData(data));
+    return options?.volatile === true ? sendVolatile(this, message, true) : this._send(message, false);
+  }
+
+  /**
+   * Asks the client (its `live.handle(event, fn)`) and resolves with its answer. Rejects with
+   * a SocketRequestError: TIMEOUT, CLOSED (closed before the answer), CLIENT_ERROR (the
+   * client's handler failed: its message), NO_HANDLER, TOO_MANY_REQUESTS (the route's
+   * maxPendingRequests are pending) or DROPPED (the frame was over maxBackpressure).
+   * A bad event name or data that is not JSON throws, like send().
+   */
+  request<Reply = unknown>(event: string, data?: unknown, options?: SocketRequestOptions): Promise<Reply> {
+    assertEventName(event);
+    return requestEncoded<Reply>(this, event, encodeData(data), requestTimeout(options));
+  }
+
+  /** Server → client requests awaiting an answer. */
+  get pendingRequests(): number {
+    return this._requests === null ? 0 : this._requests.size;
   }
 
   /** Sends a raw frame (text for strings, binary for bytes unless `isBinary` says otherwise). */
@@ -115,9 +158,9 @@ export class Socket<Data = unknown> {
     if (ws.isSubscribed(topic)) return ws.subscribe(topic);
     this.subscriptions++;
     const ok = ws.subscribe(topic);
-    if (this._policy.hub.distributed) {
+    if (this._policy.hub.tracksTopics) {
       (this._tracked ??= new Set()).add(topic);
-      this._policy.hub.subscribed(topic);
+      this._policy.hub.subscribed(this, topic);
     }
     const presence = this._policy.hub.presence;
     if (presence !== null) presence.subscribed(this, topic);
@@ -131,9 +174,9 @@ export class Socket<Data = unknown> {
     if (!ws.isSubscribed(topic)) return ws.unsubscribe(topic);
     this.subscriptions--;
     const ok = ws.unsubscribe(topic);
-    if (this._policy.hub.distributed) {
+    if (this._policy.hub.tracksTopics) {
       this._tracked?.delete(topic);
-      this._policy.hub.unsubscribed(topic);
+      this._policy.hub.unsubscribed(this, topic);
     }
     const presence = this._policy.hub.presence;
     if (presence !== null) presence.unsubscribed(this, topic);
@@ -147,7 +190,7 @@ export class Socket<Data = unknown> {
 
   isSubscribed(topic: string): boolean {
     const ws = this.live();
-    return ws !== null && ws.isSubscribed(topic);
+    return ws?.isSubscribed(topic) ?? false;
   }
 
   get topics(): string[] {
@@ -204,12 +247,54 @@ export function attachSocket(s: Socket<any>, ws: UwsWebSocket): void {
 }
 
 /**
- * uWS closed the socket: it is never touched again. Returns the topics it was subscribed to
- * when a bus needs them (uWS refuses getTopics() inside its close callback), else nothing.
+ * uWS closed the socket: it is never touched again, and its pending requests fail with
+ * CLOSED. Returns the topics it was subscribed to when a bus or the subscriber index needs
+ * them (uWS refuses getTopics() inside its close callback), else nothing.
  */
 export function detachSocket(s: Socket<any>): Iterable<string> {
   s._ws = null;
+  if (s._requests !== null) s._requests.closeAll();
   return s._tracked ?? NO_TOPICS;
+}
+
+/** The hub starts tracking topics (subscriber-index.ts): `s` keeps its set from now on; returns it. */
+export function trackTopics(s: Socket<any>): Iterable<string> {
+  if (s._tracked === null) s._tracked = new Set(s._ws === null ? [] : s._ws.getTopics());
+  return s._tracked;
+}
+
+/**
+ * Sends unless bytes are already waiting for `s` (then drops it: never queued). `direct`: a
+ * send to this socket (counted in messagesOut), not a publish's fan-out.
+ */
+export function sendVolatile(s: Socket<any>, message: string, direct: boolean): SendResult {
+  const ws = s._closing ? null : s._ws;
+  if (ws === null) return 'closed';
+  const stats = s._policy.stats;
+  if (ws.getBufferedAmount() > 0) {
+    if (stats !== null) stats.volatileDropped++;
+    return 'dropped';
+  }
+  if (direct && stats !== null) stats.messagesOut++;
+  return RESULT[ws.send(message, false)]!;
+}
+
+/** Socket.request() with the data already serialized (app.requestAll serializes once) and the timeout checked. */
+export function requestEncoded<Reply>(s: Socket<any>, event: string, json: string | undefined, ms: number): Promise<Reply> {
+  return new Promise<Reply>((resolve, reject) => {
+    if (s.closed) return reject(new SocketRequestError('CLOSED', event, `Cannot send request "${event}": the socket is closed`));
+    const requests = (s._requests ??= new PendingRequests(s._policy.maxPendingRequests));
+    const id = requests.open(event, ms, resolve as (value: unknown) => void, reject);
+    if (typeof id !== 'number') return reject(id);
+    if (s.sendRaw(requestFrame(id, event, json), false) !== 'dropped') return;
+    requests.take(id);
+    reject(new SocketRequestError('DROPPED', event, `Request "${event}" dropped: the socket is over its maxBackpressure`));
+  });
+}
+
+/** A client `reply` frame (control.ts): settles the request, or returns the BAD_FRAME error to send. */
+export function replyReceived(s: Socket<any>, frame: Record<string, unknown>, log: Logger): string | null {
+  return settleReply(s._requests, frame, log);
 }
 const NO_TOPICS: readonly string[] = [];
 

@@ -12,6 +12,7 @@ import type { WsBehavior, WsRouteSpec } from './behavior.ts';
 import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
 import type { MessageBudget, UpgradeLimiter } from './rate-limit.ts';
+import { runGate, upgradeRefused, type WsHooks } from './ws-hooks.ts';
 
 /** What uWS hands to `open` as the socket's user data. */
 export interface UpgradeData {
@@ -23,7 +24,7 @@ export interface UpgradeData {
 }
 
 /** Builds the uWS `upgrade` handler for one route (once, at startup). */
-export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean, limiter: UpgradeLimiter | null): NonNullable<UwsWebSocketBehavior['upgrade']> {
+export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean, limiter: UpgradeLimiter | null, onUpgrade: readonly WsHooks['onUpgrade'][], RequestClass: typeof Request = Request): NonNullable<UwsWebSocketBehavior['upgrade']> {
   const b = spec.behavior;
   const log = settings.logger;
   const hooks: ResponseHooks = {
@@ -40,14 +41,17 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
   const origins = b.allowedOrigins;
   const staticOrigins = typeof origins === 'function' ? undefined : origins;
   // With an upgrade limit every handshake is counted, through the full path below.
-  const direct = b.upgrade === undefined && typeof origins !== 'function' && limiter === null;
-  /** Origin check, then the app's hook: the socket's data, false, or a promise of either. */
+  const direct = b.upgrade === undefined && typeof origins !== 'function' && limiter === null && onUpgrade.length === 0;
+  const route = b.upgrade;
+  /** Origin check, the onUpgrade hooks, then the route's hook: the socket's data, false, or a promise of either. */
   const decide = (req: Request): unknown => {
     if (!originAllowed(b.allowedOrigins, req)) {
       log.warn({ origin: req.header('origin'), host: req.header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
       throw new HttpError(403, 'Origin not allowed');
     }
-    return b.upgrade ? b.upgrade(req) : undefined;
+    const gate = onUpgrade.length === 0 ? undefined : runGate(onUpgrade, upgradeRefused, req);
+    if (gate !== undefined) return gate.then(() => (route ? route(req) : undefined));
+    return route ? route(req) : undefined;
   };
 
   return (ures, ureq, context) => {
@@ -66,7 +70,7 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
       }
     }
     const res = new Response(ures, settings, hooks, false, tls);
-    const req = new Request(ureq, res, 'GET', settings, 0);
+    const req = new RequestClass(ureq, res, 'GET', settings, 0);
     pair(req, res);
     // The uWS request dies with this callback: copy the handshake headers now.
     const key = ureq.getHeader('sec-websocket-key');

@@ -3,12 +3,18 @@
 import { normalizePrefix, parsePattern } from '../core/path.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
 import { isSchema } from '../http/validation.ts';
+import { routeHookLists, type HookLists } from '../http/hooks.ts';
+import type { Decoration } from '../http/decorations.ts';
+import { resolveCompression } from '../http/compression.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 
 export interface RouteRecord {
   method: HttpMethod | null; // null: any method
   path: string;
   options: RouteOptions;
   handlers: Handler<any>[];
+  /** The route's own hooks (options.hooks), checked and as lists. */
+  hooks: HookLists;
 }
 
 export interface MiddlewareRecord {
@@ -28,6 +34,13 @@ export class Router {
   /** @internal */ readonly _middleware: MiddlewareRecord[] = [];
   /** @internal */ readonly _children: { prefix: string; router: Router }[] = [];
   /** @internal */ _errorHandler: ErrorHandler | undefined = undefined;
+  /** Hooks for this router's routes and the routers below it, by name (Scope.addHook). @internal */
+  _hooks: HookLists = {};
+  /** Decorations this router's requests and responses get (Scope.decorateRequest/decorateReply). @internal */
+  readonly _requestDecorations: Decoration[] = [];
+  /** @internal */ readonly _replyDecorations: Decoration[] = [];
+  /** Set when the app starts: declaring anything more is an error. @internal */
+  _frozen = false;
 
   readonly get: RouteMethod<this> = this.route('GET');
   readonly post: RouteMethod<this> = this.route('POST');
@@ -41,14 +54,16 @@ export class Router {
 
   private route(method: HttpMethod | null): RouteMethod<this> {
     return ((path: string, ...rest: unknown[]) => {
+      this._checkOpen(`app.${method === null ? 'any' : method.toLowerCase()}()`);
       parsePattern(path); // fail at declaration, not at startup
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       const options = typeof rest[0] === 'function' ? {} : (rest.shift() as RouteOptions);
       if (typeof options !== 'object' || options === null) throw new TypeError(`Route options for ${path} must be an object`);
-      checkOptions(path, options);
+      checkOptions(`${method ?? 'ANY'} ${path}`, options);
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
       for (const h of rest) if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
-      this._routes.push({ method, path, options, handlers: rest as Handler<any>[] });
+      const hooks = routeHookLists(`Route ${method ?? 'ANY'} ${path}`, options.hooks);
+      this._routes.push({ method, path, options, handlers: rest as Handler<any>[], hooks });
       return this;
     }) as RouteMethod<this>;
   }
@@ -58,6 +73,7 @@ export class Router {
    * literal prefix (`use('/admin', mw)`). Middleware runs before routes, in the order added.
    */
   use(...args: [Middleware, ...Middleware[]] | [string, Middleware, ...Middleware[]]): this {
+    this._checkOpen('use()');
     const prefix = typeof args[0] === 'string' ? normalizePrefix(args.shift() as string) : null;
     const handlers = args as Middleware[];
     if (handlers.length === 0) throw new TypeError('use() needs at least one middleware');
@@ -74,6 +90,7 @@ export class Router {
 
   /** Mounts a router's routes under a prefix. Routes added to it later are included too. */
   attach(prefix: string, router: Router): this {
+    this._checkOpen('attach()');
     if (!(router instanceof Router)) throw new TypeError('attach() needs a Router');
     if (router === this) throw new TypeError('A router cannot be attached to itself');
     this._children.push({ prefix: normalizePrefix(prefix), router });
@@ -82,16 +99,28 @@ export class Router {
 
   /** Handles errors thrown by this router's routes (and routers attached to it) before the app's handler. */
   error(handler: ErrorHandler): this {
+    this._checkOpen('error()');
     if (typeof handler !== 'function') throw new TypeError('error() needs a function');
     this._errorHandler = handler;
     return this;
+  }
+
+  /** Throws once the app has started: routes, hooks and plugins are compiled once, at start. @internal */
+  _checkOpen(what: string): void {
+    if (this._frozen) throw new Error(`${what} after the app started: declare routes, middleware, hooks and plugins before listen() or the first app.request()`);
   }
 }
 
 const SCHEMA_KEYS = ['params', 'query', 'body', 'headers', 'cookies'] as const;
 const BODY_KINDS = new Set(['json', 'urlencoded', 'multipart', 'text']);
+/** Every route option: one added to RouteOptions and not here fails to compile (`hooks`: lifecycle hooks per route). */
+const ROUTE_KEYS = Object.keys({
+  params: true, query: true, body: true, headers: true, cookies: true, bodyLimit: true, consumes: true, timeout: true, compress: true, dedup: true, hooks: true,
+} satisfies Record<keyof RouteOptions | 'hooks', true>);
 
+/** `path` is `METHOD /pattern`, the route as the messages name it. */
 function checkOptions(path: string, options: RouteOptions): void {
+  checkKnownKeys(`Route ${path}`, options, ROUTE_KEYS);
   for (const key of SCHEMA_KEYS) {
     const s = options[key];
     if (s !== undefined && !isSchema(s)) throw new TypeError(`Route ${path}: options.${key} must be a Standard Schema validator (e.g. a Zod schema)`);
@@ -106,6 +135,7 @@ function checkOptions(path: string, options: RouteOptions): void {
   if (options.compress !== undefined && typeof options.compress !== 'boolean' && (typeof options.compress !== 'object' || options.compress === null)) {
     throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
   }
+  if (typeof options.compress === 'object') resolveCompression(options.compress, null); // checked now, not at listen()
   if (options.consumes !== undefined) {
     if (!Array.isArray(options.consumes) || options.consumes.length === 0 || !options.consumes.every((k) => BODY_KINDS.has(k))) {
       throw new TypeError(`Route ${path}: consumes must list some of json, urlencoded, multipart, text`);

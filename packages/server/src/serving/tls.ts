@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UwsAppOptions } from '../uws/index.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
 
 export interface TlsIdentity {
   /** PEM text, or a path to a PEM file. */
@@ -22,6 +23,15 @@ export interface TlsOptions extends TlsIdentity {
 }
 
 const isPem = (value: string) => value.includes('-----BEGIN ');
+
+const IDENTITY_KEYS = Object.keys({ key: true, cert: true, passphrase: true, ca: true } satisfies Record<keyof TlsIdentity, true>);
+const TLS_KEYS = [...IDENTITY_KEYS, 'sni'];
+
+/** Refuses unknown keys in `tls` and in each of its `sni` identities (`keyFile:` for `key:` would otherwise serve no TLS at all). */
+export function checkTlsKeys(where: string, tls: TlsOptions): void {
+  checkKnownKeys(where, tls, TLS_KEYS);
+  if (typeof tls.sni === 'object' && tls.sni !== null) for (const [host, identity] of Object.entries(tls.sni)) if (typeof identity === 'object' && identity !== null) checkKnownKeys(`${where}.sni[${JSON.stringify(host)}]`, identity, IDENTITY_KEYS);
+}
 
 /** Runs `use` with uWS file-name options for `identity`, cleaning up temporary files after. */
 export function withTlsFiles<T>(identity: TlsIdentity, use: (options: UwsAppOptions) => T): T {

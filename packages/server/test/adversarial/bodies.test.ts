@@ -21,7 +21,7 @@ describe('hostile bodies', () => {
   });
   after(() => running.close());
 
-  const multipart = (body: string | Buffer, boundary = 'B') => ({ method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+  const multipart = (body: string | Uint8Array<ArrayBuffer>, boundary = 'B') => ({ method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
   const field = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 
   test('a truncated multipart body is 400, not an empty or partial form', async () => {

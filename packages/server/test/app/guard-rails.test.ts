@@ -218,7 +218,7 @@ describe('shutdown and streams', () => {
     const took = Date.now() - started;
     assert.ok(took < 1000, `close() took ${took} ms`);
     assert.equal(sseSignal?.aborted, true);
-    assert.equal((sseSignal?.reason as Error).message, 'Server shutting down');
+    assert.equal((sseSignal!.reason as Error).message, 'Server shutting down');
     // Both bodies end cleanly (the chunked encoding is terminated), not with a reset.
     for (const reader of [sseReader, streamReader]) {
       for (;;) {

@@ -5,7 +5,7 @@ import type { Live } from '../../../client/src/index.ts';
 import { clientOnEachWorker, fromEachWorker, get, startCluster, waitFor, type Cluster } from './harness.ts';
 
 let cluster: Cluster;
-let clients: Live[] = [];
+const clients: Live[] = [];
 before(async () => {
   cluster = await startCluster({ WORKERS: '3' });
 });

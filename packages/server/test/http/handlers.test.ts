@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { App, HttpError, Router } from '../../src/index.ts';
-import { recordingLogger, sleep, start } from '../helpers.ts';
+import { App, HttpError, Router, silentLogger } from '../../src/index.ts';
+import { eventually, recordingLogger, sleep, start } from '../helpers.ts';
 
 describe('returned values', () => {
   test('object/array → JSON, string → text, bytes → octet-stream, Response → as given', async () => {
@@ -53,15 +53,20 @@ describe('returned values', () => {
     }
   });
 
-  test('a value returned after the handler already answered is ignored', async () => {
-    const app = new App();
-    app.get('/', (req, res) => {
+  test('a value returned after the handler already answered is ignored, and logged with the route', async () => {
+    const log = recordingLogger();
+    const app = new App({ logger: log.logger });
+    app.get('/answered/:id', (req, res) => {
       res.send('first');
       return 'second';
     });
     const srv = await start(app);
     try {
-      assert.equal(await (await fetch(srv.url + '/')).text(), 'first');
+      assert.equal(await (await fetch(srv.url + '/answered/1')).text(), 'first');
+      await eventually(() => log.entries.some((e) => e.level === 'error'));
+      const entry = log.entries.find((e) => e.level === 'error')!;
+      assert.deepEqual({ ...(entry.obj as object), err: undefined }, { err: undefined, method: 'GET', route: '/answered/:id', url: '/answered/1' });
+      assert.match((entry.obj as { err: Error }).err.message, /^a value returned by the handler after the response was sent \(GET \/answered\/:id\)/);
     } finally {
       await srv.close();
     }
@@ -69,9 +74,32 @@ describe('returned values', () => {
 });
 
 describe('request timeout', () => {
+  test('returning res or the res.sse() stream after answering is not misuse', async () => {
+    const log = recordingLogger();
+    const app = new App({ logger: log.logger });
+    app.get('/res', (req, res) => {
+      res.send('answered');
+      return res;
+    });
+    app.get('/sse', (req, res) => {
+      const events = res.sse();
+      events.send('hello');
+      events.close();
+      return events;
+    });
+    const srv = await start(app);
+    try {
+      assert.equal(await (await fetch(srv.url + '/res')).text(), 'answered');
+      assert.match(await (await fetch(srv.url + '/sse')).text(), /hello/);
+      assert.deepEqual(log.entries.filter((e) => e.level !== 'info' && e.level !== 'debug'), []);
+    } finally {
+      await srv.close();
+    }
+  });
+
   test('a request nobody answers gets 503 instead of hanging, and its signal aborts', async () => {
     let aborted = false;
-    const app = new App({ requestTimeout: 300 });
+    const app = new App({ requestTimeout: 300, logger: silentLogger });
     app.get('/forgotten', (req) => {
       req.signal.addEventListener('abort', () => (aborted = true));
     });
@@ -129,7 +157,7 @@ describe('errors', () => {
   });
 
   test('exposeErrors shows message and stack (development)', async () => {
-    const app = new App({ exposeErrors: true });
+    const app = new App({ exposeErrors: true, logger: silentLogger });
     app.get('/', () => {
       throw new Error('visible');
     });
@@ -144,7 +172,7 @@ describe('errors', () => {
   });
 
   test('router error handlers run before the app handler; a throwing handler passes outward', async () => {
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     const api = new Router();
     api.get('/handled', () => {
       throw new HttpError(400, 'bad');
@@ -177,7 +205,7 @@ describe('errors', () => {
   });
 
   test('an error handler that itself fails falls back to the default answer', async () => {
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     app.get('/', () => {
       throw new HttpError(422, 'unprocessable');
     });
@@ -194,7 +222,7 @@ describe('errors', () => {
   });
 
   test('an error after streaming began closes the connection instead of sending a second response', async () => {
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     app.get('/', (req, res) =>
       res.stream(
         Readable.from(

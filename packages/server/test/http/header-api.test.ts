@@ -30,14 +30,38 @@ function lines(raw: string, name: string): string[] {
 
 describe('res.vary()', () => {
   const app = new App();
-  app.get('/twice', attempt((req, res) => res.vary('Origin').vary('origin').vary('ORIGIN')));
-  app.get('/merge', attempt((req, res) => res.header('vary', 'Accept-Encoding').vary('accept-encoding').vary('Origin')));
-  app.get('/star', attempt((req, res) => res.vary('origin').vary('*').vary('accept')));
-  app.get('/star-in-list', attempt((req, res) => res.header('vary', 'Accept, *').vary('origin')));
-  app.get('/spaces', attempt((req, res) => res.header('vary', ' accept ,\tOrigin ').vary('origin').vary('cookie')));
-  app.get('/prefix', attempt((req, res) => res.header('vary', 'origin-x').vary('origin')));
-  app.get('/bad', attempt((req, res) => res.vary('x y')));
-  app.get('/injection', attempt((req, res) => res.vary('origin\r\nx-injected: 1')));
+  app.get(
+    '/twice',
+    attempt((req, res) => res.vary('Origin').vary('origin').vary('ORIGIN')),
+  );
+  app.get(
+    '/merge',
+    attempt((req, res) => res.header('vary', 'Accept-Encoding').vary('accept-encoding').vary('Origin')),
+  );
+  app.get(
+    '/star',
+    attempt((req, res) => res.vary('origin').vary('*').vary('accept')),
+  );
+  app.get(
+    '/star-in-list',
+    attempt((req, res) => res.header('vary', 'Accept, *').vary('origin')),
+  );
+  app.get(
+    '/spaces',
+    attempt((req, res) => res.header('vary', ' accept ,\tOrigin ').vary('origin').vary('cookie')),
+  );
+  app.get(
+    '/prefix',
+    attempt((req, res) => res.header('vary', 'origin-x').vary('origin')),
+  );
+  app.get(
+    '/bad',
+    attempt((req, res) => res.vary('x y')),
+  );
+  app.get(
+    '/injection',
+    attempt((req, res) => res.vary('origin\r\nx-injected: 1')),
+  );
 
   test('a field is listed once, whatever its case', async () => {
     const res = await app.request('/twice');
@@ -98,7 +122,7 @@ describe('prepareHeaders(): checked once, refused at prepare time', () => {
     ['CRLF in a value (header injection)', { 'x-a': 'ok\r\nset-cookie: stolen=1' }, /CR, LF or NUL/],
     ['a bare LF in a value', { 'x-a': 'ok\nx-b: 1' }, /CR, LF or NUL/],
     ['NUL in a value', { 'x-a': 'a\0b' }, /CR, LF or NUL/],
-    ['CRLF inside an array value', { 'link': ['</a>; rel=preload', '</b>\r\nx-b: 1'] }, /CR, LF or NUL/],
+    ['CRLF inside an array value', { link: ['</a>; rel=preload', '</b>\r\nx-b: 1'] }, /CR, LF or NUL/],
     ['Content-Length (uWS frames the body)', { 'Content-Length': '10' }, /set by the server/],
     ['Transfer-Encoding', { 'transfer-encoding': 'chunked' }, /set by the server/],
     ['a name given twice in two cases', { 'X-A': '1', 'x-a': '2' }, /given twice/],
@@ -111,13 +135,25 @@ describe('prepareHeaders(): checked once, refused at prepare time', () => {
   ];
   for (const [what, input, message] of refused) {
     test(what, () => {
-      assert.throws(() => prepareHeaders(input as never), (err: Error) => err instanceof TypeError && message.test(err.message));
+      assert.throws(
+        () => prepareHeaders(input as never),
+        (err: Error) => err instanceof TypeError && message.test(err.message),
+      );
     });
   }
 
   test('names are lower-cased, order kept, arrays give one line per item, numbers become text', () => {
     const h = prepareHeaders({ 'X-Frame-Options': 'DENY', link: ['</a.css>; rel=preload', '</b.js>; rel=preload'], 'Retry-After': 30 });
-    assert.deepEqual(h.lines, ['x-frame-options', 'DENY', 'link', '</a.css>; rel=preload', 'link', '</b.js>; rel=preload', 'retry-after', '30']);
+    assert.deepEqual(h.lines, [
+      'x-frame-options',
+      'DENY',
+      'link',
+      '</a.css>; rel=preload',
+      'link',
+      '</b.js>; rel=preload',
+      'retry-after',
+      '30',
+    ]);
     assert.deepEqual(h.names, ['x-frame-options', 'link', 'retry-after']);
     assert.ok(h instanceof PreparedHeaders);
     assert.ok(Object.isFrozen(h) && Object.isFrozen(h.lines) && Object.isFrozen(h.names));
@@ -126,14 +162,27 @@ describe('prepareHeaders(): checked once, refused at prepare time', () => {
 
 describe('res.setHeaders()', () => {
   let srv: Running;
-  const security = prepareHeaders({ 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', link: ['</a>; rel=preload', '</b>; rel=preload'] });
+  const security = prepareHeaders({
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    link: ['</a>; rel=preload', '</b>; rel=preload'],
+  });
   const app = new App();
   app.get('/only', (req, res) => res.setHeaders(security).send('x'));
   app.get('/then-more', (req, res) => res.setHeaders(security).header('x-extra', '1').header('x-frame-options', 'SAMEORIGIN').send('x'));
   app.get('/replaces', (req, res) =>
-    res.header('x-frame-options', 'SAMEORIGIN').appendHeader('link', '</old>').appendHeader('link', '</older>').header('x-kept', 'yes').setHeaders(security).send('x'),
+    res
+      .header('x-frame-options', 'SAMEORIGIN')
+      .appendHeader('link', '</old>')
+      .appendHeader('link', '</older>')
+      .header('x-kept', 'yes')
+      .setHeaders(security)
+      .send('x'),
   );
-  app.get('/forged', attempt((req, res) => res.setHeaders({ lines: ['x-a', 'b\r\nx-injected: 1'], names: ['x-a'] } as unknown as PreparedHeaders)));
+  app.get(
+    '/forged',
+    attempt((req, res) => res.setHeaders({ lines: ['x-a', 'b\r\nx-injected: 1'], names: ['x-a'] } as unknown as PreparedHeaders)),
+  );
   before(async () => {
     srv = await start(app);
   });
@@ -174,15 +223,39 @@ describe('res.setHeaders()', () => {
 describe('res.header(): checked names, checked values, replace in place', () => {
   let srv: Running;
   const app = new App();
-  app.get('/case', (req, res) => res.header('X-Thing', 'a').header('x-thing', 'b').send(String(res.getHeader('X-THING'))));
+  app.get('/case', (req, res) =>
+    res
+      .header('X-Thing', 'a')
+      .header('x-thing', 'b')
+      .send(String(res.getHeader('X-THING'))),
+  );
   app.get('/number', (req, res) => res.header('RateLimit-Remaining', 7).header('ratelimit-remaining', 6).send('x'));
   app.get('/array', (req, res) => res.header('link', ['</a>', '</b>']).send('x'));
-  app.get('/replace-appended', (req, res) => res.appendHeader('x-a', '1').appendHeader('x-b', 'kept').appendHeader('x-a', '2').header('x-a', '3').send('x'));
-  app.get('/remove', (req, res) => res.header('x-a', '1').removeHeader('X-A').send(String(res.getHeader('x-a'))));
-  app.get('/crlf', attempt((req, res) => res.header('x-a', 'ok\r\nset-cookie: stolen=1')));
-  app.get('/crlf-common', attempt((req, res) => res.header('location', '/next\r\nset-cookie: stolen=1')));
-  app.get('/crlf-array', attempt((req, res) => res.header('x-a', 'before').header('x-a', ['fine', 'bad\nx-b: 1'])));
-  app.get('/bad-name', attempt((req, res) => res.header('x a', '1')));
+  app.get('/replace-appended', (req, res) =>
+    res.appendHeader('x-a', '1').appendHeader('x-b', 'kept').appendHeader('x-a', '2').header('x-a', '3').send('x'),
+  );
+  app.get('/remove', (req, res) =>
+    res
+      .header('x-a', '1')
+      .removeHeader('X-A')
+      .send(String(res.getHeader('x-a'))),
+  );
+  app.get(
+    '/crlf',
+    attempt((req, res) => res.header('x-a', 'ok\r\nset-cookie: stolen=1')),
+  );
+  app.get(
+    '/crlf-common',
+    attempt((req, res) => res.header('location', '/next\r\nset-cookie: stolen=1')),
+  );
+  app.get(
+    '/crlf-array',
+    attempt((req, res) => res.header('x-a', 'before').header('x-a', ['fine', 'bad\nx-b: 1'])),
+  );
+  app.get(
+    '/bad-name',
+    attempt((req, res) => res.header('x a', '1')),
+  );
   app.get('/framing', (req, res) => res.header('content-length', '999').send('four'));
   before(async () => {
     srv = await start(app);
@@ -271,7 +344,11 @@ describe('req.header() and req.hasBody', () => {
   });
 
   test('hasBody: true with a body, false without or with Content-Length: 0', async () => {
-    assert.deepEqual(await (await app.request('/body', { method: 'POST', body: 'abc' })).json(), { before: true, after: true, text: 'abc' });
+    assert.deepEqual(await (await app.request('/body', { method: 'POST', body: 'abc' })).json(), {
+      before: true,
+      after: true,
+      text: 'abc',
+    });
     assert.deepEqual(await (await app.request('/body', { method: 'POST', body: '' })).json(), { before: false, after: false, text: '' });
     assert.deepEqual(await (await app.request('/nobody')).json(), { hasBody: false });
   });

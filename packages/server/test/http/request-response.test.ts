@@ -12,6 +12,7 @@ describe('cookies (unit)', () => {
     assert.equal('toString' in c, false);
     assert.equal(Object.getPrototypeOf(Object.getPrototypeOf(c)), null);
     const evil = parseCookies('__proto__=x; constructor=y');
+    // biome-ignore lint/suspicious/noProto: the test is that a `__proto__` cookie is a plain own key
     assert.equal(evil.__proto__, 'x');
     assert.equal(evil.constructor, 'y');
   });

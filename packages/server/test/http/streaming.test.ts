@@ -11,7 +11,6 @@ describe('streaming responses', () => {
   let started = 0;
   let cleanedUp = 0;
   let aborts = 0;
-  let sseClosed = 0;
   before(async () => {
     app = new App();
     app.get('/web', (req, res) =>
@@ -66,7 +65,6 @@ describe('streaming responses', () => {
       const timer = setInterval(() => {
         if (!events.open) {
           clearInterval(timer);
-          sseClosed++;
           return;
         }
         events.send('again');

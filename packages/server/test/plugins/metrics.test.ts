@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Counter, Registry } from 'prom-client';
-import { App, HttpError, metrics } from '../../src/index.ts';
+import { App, HttpError, metrics, type Socket } from '../../src/index.ts';
 import { eventually, openWs, rawWebSocket, start } from '../helpers.ts';
 
 interface Sample {
@@ -156,6 +156,41 @@ describe('metrics', () => {
       ({ samples } = await scrape(`${srv.url}/metrics`));
       assert.ok(value(samples, 'websocket_slow_consumer_dropped_messages_total')! >= 1);
       assert.equal(value(samples, 'websocket_slow_consumers_closed_total'), 1);
+      slow.destroy();
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('volatile messages: a publish counts once, a skipped message per socket in websocket_volatile_dropped_messages_total', async () => {
+    const app = new App();
+    app.use(metrics({ defaultMetrics: false }));
+    let sock: Socket<unknown> | undefined;
+    app.ws('/vol', { open: (ws) => void ((sock = ws), ws.subscribe('cursors')), maxBackpressure: 16 * 1024 * 1024, backpressure: 'drop' });
+    const srv = await start(app);
+    try {
+      const reader = await openWs(`ws://127.0.0.1:${srv.port}/vol`);
+      await eventually(() => sock !== undefined);
+      assert.equal(app.publish('cursors', 'move', 1, { volatile: true }), true);
+      await reader.next((m) => m.event === 'move');
+      let { samples } = await scrape(`${srv.url}/metrics`);
+      assert.equal(value(samples, 'websocket_publishes_total'), 1);
+      assert.equal(value(samples, 'websocket_messages_sent_total'), 0, 'a publish is not a send');
+      assert.equal(value(samples, 'websocket_volatile_dropped_messages_total'), 0);
+      reader.ws.close();
+      await eventually(() => app.connections === 0);
+
+      sock = undefined;
+      const slow = await rawWebSocket(srv.port, '/vol');
+      slow.pause();
+      await eventually(() => sock !== undefined);
+      const big = 'x'.repeat(64 * 1024);
+      for (let i = 0; i < 400 && sock!.bufferedAmount === 0; i++) sock!.send('fill', big);
+      assert.ok(sock!.bufferedAmount > 0, 'under backpressure');
+      for (let i = 0; i < 10; i++) assert.equal(sock!.send('cursor', i, { volatile: true }), 'dropped');
+      for (let i = 0; i < 5; i++) app.publish('cursors', 'move', i, { volatile: true });
+      ({ samples } = await scrape(`${srv.url}/metrics`));
+      assert.equal(value(samples, 'websocket_volatile_dropped_messages_total'), 15);
       slow.destroy();
     } finally {
       await srv.close();

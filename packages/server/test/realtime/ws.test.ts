@@ -251,7 +251,7 @@ describe('websocket routes and the protocol', () => {
     const s = await start(local);
     const c = await openWs(s.url.replace('http', 'ws') + '/x');
     c.ws.close();
-    await eventually(() => kept !== undefined && kept.closed && local.connections === 0);
+    await eventually(() => kept?.closed && local.connections === 0);
     assert.equal(kept.send('e', 1), 'closed');
     assert.equal(kept.subscribe('t'), false);
     assert.deepEqual(kept.topics, []);

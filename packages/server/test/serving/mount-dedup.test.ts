@@ -286,7 +286,7 @@ describe('request dedup', () => {
   test('excluded: Cookie, Authorization, X-No-Dedup, POST, different query strings', async () => {
     const { srv, calls, reset } = await setup();
     try {
-      for (const headers of [{ cookie: 'sid=1' }, { authorization: 'Bearer x' }, { 'x-no-dedup': '1' }]) {
+      for (const headers of [{ cookie: 'sid=1' }, { authorization: 'Bearer x' }, { 'x-no-dedup': '1' }] as Record<string, string>[]) {
         reset();
         await burst(srv.url + '/page', 10, { headers });
         assert.equal(calls(), 10, JSON.stringify(headers));

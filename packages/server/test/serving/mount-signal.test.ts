@@ -81,7 +81,7 @@ describe('mount: the web Request signal is made when read', () => {
     const app = new App();
     app.mount('/', async (request, ctx) => {
       const body = await request.text();
-      // @ts-expect-error: internal field, read to prove no AbortController was made
+      // An internal field, read to prove no AbortController was made.
       const made = ctx.req._abort !== undefined;
       return Response.json({ isRequest: request instanceof Request, type: request.headers.get('content-type'), body, made });
     });

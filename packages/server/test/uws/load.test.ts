@@ -2,7 +2,7 @@
 // package in a temporary app outside the repository, each load in a fresh process.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -46,7 +46,7 @@ function load(app: string, env: Record<string, string | undefined> = {}) {
       console.log(await r.text());
       uws.us_listen_socket_close(ls); server.close();
     });`;
-  const childEnv = { ...process.env, TACHYON_UWS_CACHE: undefined, XDG_CACHE_HOME: join(work, 'xdg'), ...env };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, TACHYON_UWS_CACHE: undefined, XDG_CACHE_HOME: join(work, 'xdg'), ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, env: childEnv });
 }

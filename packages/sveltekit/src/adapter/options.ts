@@ -1,6 +1,7 @@
 // adapter({ out, precompress, envPrefix, websocket }): checked once, when svelte.config.js /
 // vite.config.js is loaded, so a typo fails the build with the option's name instead of
 // surfacing at the first request in production.
+import { checkKnownKeys } from '@tachyon/server/options-check';
 
 export interface WebSocketOptions {
   /** URL path of the WebSocket route. Default `/ws`. */
@@ -39,7 +40,7 @@ function fail(message: string): never {
 export function resolveAdapterOptions(options: AdapterOptions | undefined): ResolvedAdapterOptions {
   const o = options === undefined ? {} : options;
   if (typeof o !== 'object' || o === null || Array.isArray(o)) fail('adapter() options must be an object');
-  for (const key of Object.keys(o)) if (!KNOWN.has(key)) fail(`unknown option "${key}" (known: ${[...KNOWN].join(', ')})`);
+  checkKnownKeys('@tachyon/sveltekit: adapter()', o, KNOWN);
   const out = o.out ?? 'build';
   if (typeof out !== 'string' || out.trim() === '') fail('out must be a non-empty directory path');
   const precompress = o.precompress ?? true;
@@ -51,7 +52,7 @@ export function resolveAdapterOptions(options: AdapterOptions | undefined): Reso
   else if (o.websocket !== undefined) {
     const w = o.websocket;
     if (typeof w !== 'object' || w === null || Array.isArray(w)) fail('websocket must be an object ({ path, hooks }) or false');
-    for (const key of Object.keys(w)) if (!KNOWN_WS.has(key)) fail(`unknown websocket option "${key}" (known: path, hooks)`);
+    checkKnownKeys('@tachyon/sveltekit: adapter() websocket', w, KNOWN_WS);
     const path = w.path ?? '/ws';
     if (typeof path !== 'string' || !WS_PATH.test(path) || path.includes('//') || (path.length > 1 && path.endsWith('/'))) fail(`websocket.path must be an absolute URL path like "/ws" (got ${JSON.stringify(path)})`);
     const hooks = w.hooks ?? 'src/hooks.ws';

@@ -13,14 +13,16 @@ export class PreparedHeaders {
   readonly names: readonly string[];
 
   constructor(headers: HeaderRecord) {
-    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new TypeError('prepareHeaders(): expected an object of header names and values');
+    if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+      throw new TypeError('prepareHeaders(): expected an object of header names and values');
     const lines: string[] = [];
     const names: string[] = [];
     for (const name of Object.keys(headers)) {
       const key = checkHeaderName(name);
       // uWS writes Content-Length and Transfer-Encoding itself: a second one would corrupt
       // the response (res.header() ignores them; a prepared set refuses them up front).
-      if (key === 'content-length' || key === 'transfer-encoding') throw new TypeError(`prepareHeaders(): ${name} is set by the server from the body, not by headers`);
+      if (key === 'content-length' || key === 'transfer-encoding')
+        throw new TypeError(`prepareHeaders(): ${name} is set by the server from the body, not by headers`);
       if (names.includes(key)) throw new TypeError(`prepareHeaders(): header ${name} given twice (use an array value for several lines)`);
       names.push(key);
       const value = headers[name];

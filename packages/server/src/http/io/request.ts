@@ -1,6 +1,7 @@
 // The request as handlers see it. While the uWS callback runs, reads go straight to the
 // uWS request (nothing is copied that nobody reads); when the handler goes async, the
 // dispatcher calls `_snapshot()` so every getter keeps working after the uWS object dies.
+import type { RequestDecorations } from '../decoration-types.ts';
 import { BodyReader, bodyKind, parseJson } from './body.ts';
 import { parseCookies, unsignCookieValue } from './cookies.ts';
 import { HttpError } from '../errors.ts';
@@ -20,6 +21,9 @@ import { generateRequestId, isWellFormedRequestId } from '../observe/request-id.
 export interface Locals {
   [key: string]: unknown;
 }
+
+// Declarations merge: fields declared with decorateRequest are typed on every Request.
+export interface Request<T extends RouteTypes = {}> extends RequestDecorations {}
 
 export class Request<T extends RouteTypes = {}> {
   /** Upper-case method as sent, e.g. `GET`. */
@@ -179,7 +183,7 @@ export class Request<T extends RouteTypes = {}> {
 
   /** The app serving this request, read-only: draining, connections, inflight, logger. */
   get app(): AppView {
-    return this._settings.app!;
+    return this._settings.state.app;
   }
 
   /**

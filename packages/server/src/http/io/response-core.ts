@@ -50,6 +50,8 @@ export interface ResponseHooks {
   readonly dedup: DedupTable | null;
   /** The route's timeout in ms (for the timeout's log line). */
   readonly timeout?: number;
+  /** The route's onSend hooks (http/hooks.ts): called by end() in place of the write; they call `_finishEnd`. */
+  readonly onSend?: ((req: any, res: any, body: Body | undefined) => void) | null;
 }
 
 // cork() runs its callback synchronously, so one static thunk and these slots replace a
@@ -86,8 +88,9 @@ export class ResponseCore {
   /** @internal */ _drain: (() => void) | null = null;
   /** @internal */ _remote: string | undefined = undefined;
   /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
-  /** performance.now() at the start, when the access log is on (else 0: nothing is counted). @internal */ _t0 = 0;
-  /** Body bytes written, counted only when the access log is on. @internal */ _bytes = 0;
+  /** performance.now() at the start, when an onResponse hook wants the duration (else 0: nothing is counted). @internal */ _t0 = 0;
+  /** Body bytes written, counted only when `_t0` is set. @internal */ _bytes = 0;
+  /** The onSend hooks are running (they may still set headers): an end() meanwhile writes directly. @internal */ _inSend = false;
 
   /** @internal */
   constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
@@ -126,8 +129,9 @@ export class ResponseCore {
 
   /**
    * A write after the response was answered (or started streaming): a bug in the app, such as
-   * res.json() twice or a header after the body. Throws in development (NODE_ENV !==
-   * 'production'), logs a warning in production; silent after the client left, after a
+   * res.json() twice, a header after the body, or a value returned after answering
+   * (send-value.ts). Throws in development (NODE_ENV !== 'production'), logs a warning with
+   * the route in production; silent after the client left, after a
    * shutdown ended the stream, or after the request timed out (the app could not know).
    * @internal
    */
@@ -303,7 +307,7 @@ export class ResponseCore {
    * and discarding whatever the client still sends, for as long as it trickles.
    */
   private _closeAfter(): boolean {
-    return this._settings.draining || (this._reader !== null && !this._reader.ended);
+    return this._settings.state.draining || (this._reader !== null && !this._reader.ended);
   }
 
   /** @internal */

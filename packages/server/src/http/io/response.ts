@@ -3,6 +3,7 @@
 // has ended or the client has gone: the uWS object is never touched after that.
 //
 // The public API; the state machine and the uWS writes are in response-core.ts.
+import type { ReplyDecorations } from '../decoration-types.ts';
 import { cancelSource, toAsyncIterable, type StreamSource } from './stream-source.ts';
 import { checkHeaderName, checkHeaderValue, listHasToken, lowerCaseKey } from './header-checks.ts';
 import { PreparedHeaders } from './prepared-headers.ts';
@@ -22,6 +23,9 @@ export type { Body } from './response-core.ts';
 export type { StreamSource };
 export { PreparedHeaders, prepareHeaders, type HeaderRecord } from './prepared-headers.ts';
 export { EventStream };
+
+// Declarations merge: fields declared with decorateReply are typed on every Response.
+export interface Response extends ReplyDecorations {}
 
 export class Response extends ResponseCore {
   /**
@@ -138,6 +142,17 @@ export class Response extends ResponseCore {
   /** Ends the response, with an optional body. */
   end(body?: Body): void {
     if (this._state !== OPEN) return void this._late('res.end()');
+    // The route's onSend hooks see (and may replace) the payload first, once; they call _finishEnd.
+    const onSend = this._hooks.onSend;
+    if (onSend != null && !this._inSend) {
+      this._inSend = true;
+      return onSend(this._req, this, body);
+    }
+    this._finishEnd(body);
+  }
+
+  /** Writes the final body: shared with a dedup group, compressed when it pays. @internal */
+  _finishEnd(body: Body | undefined): void {
     if (this._dedupKey !== null) this._share(body);
     const c = this._hooks.compression;
     if (c !== null && body !== undefined && this._compressAndEnd(body, c)) return;
@@ -249,7 +264,7 @@ export class Response extends ResponseCore {
           if (!this.write(chunk)) await this.drained();
         }
     } catch (err) {
-      this._settings.logger.error({ err }, 'response stream failed; closing the connection');
+      this._settings.logger.error({ err, method: this._req.method, route: this._req.route }, 'response stream failed; closing the connection');
       this.destroy();
       return;
     } finally {

@@ -1,8 +1,10 @@
 // Access logs (docs/logging.md): one line per request when it settles (answered, or the client
-// left), through the request's logger, so the line carries the request id. The response
-// counts body bytes and the start time only when this is on (ResponseCore._t0 !== 0).
+// left), through the request's logger, so the line carries the request id. Built on the public
+// hook API: an app-level onResponse hook (the App adds it when the `accessLog` option is on).
 import type { Request } from '../io/request.ts';
+import type { HttpHooks, ResponseInfo } from '../hooks.ts';
 import type { Response } from '../io/response.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 import type { AccessLogConfig } from '../../core/settings.ts';
 
 export interface AccessLogOptions {
@@ -19,10 +21,15 @@ export function resolveAccessLog(option: boolean | AccessLogOptions | undefined)
   if (option === undefined || option === false) return null;
   if (option === true) return { level: 'info', skip: undefined };
   if (typeof option !== 'object' || option === null) throw new TypeError('accessLog must be a boolean or { level, skip }');
-  for (const k of Object.keys(option)) if (!KNOWN.has(k)) throw new TypeError(`accessLog: unknown option "${k}"`);
+  checkKnownKeys('accessLog', option, KNOWN);
   if (option.level !== undefined && option.level !== 'info' && option.level !== 'debug') throw new TypeError("accessLog.level must be 'info' or 'debug'");
   if (option.skip !== undefined && typeof option.skip !== 'function') throw new TypeError('accessLog.skip must be a function (req) => boolean');
   return { level: option.level ?? 'info', skip: option.skip };
+}
+
+/** The onResponse hook that writes the access log. */
+export function accessLogHook(config: AccessLogConfig): HttpHooks['onResponse'] {
+  return (req, _res, info) => logAccess(req, info, config);
 }
 
 /**
@@ -30,13 +37,11 @@ export function resolveAccessLog(option: boolean | AccessLogOptions | undefined)
  * one; otherwise through the app's logger with `reqId` as a field: the same line, without a
  * child logger per request (pino's child() costs about a microsecond).
  */
-export function logAccess(res: Response, config: AccessLogConfig): void {
-  const req = res._req as Request<any>;
-  const ms = performance.now() - res._t0;
+function logAccess(req: Request, info: ResponseInfo, config: AccessLogConfig): void {
   try {
     if (config.skip !== undefined && config.skip(req)) return;
-    const aborted = res.aborted;
-    const fields: Record<string, unknown> = { method: req.method, path: req.path, route: req.route, status: aborted ? 499 : res.statusCode, bytes: res._bytes, duration: Math.round(ms * 1000) / 1000 };
+    const aborted = info.aborted;
+    const fields: Record<string, unknown> = { method: req.method, path: req.path, route: req.route, status: aborted ? 499 : info.status, bytes: info.bytes, duration: Math.round(info.duration * 1000) / 1000 };
     if (aborted) fields.aborted = true;
     const msg = aborted ? 'request aborted' : 'request completed';
     const bound = req._logger;

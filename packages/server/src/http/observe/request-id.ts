@@ -3,6 +3,7 @@
 // a random per-process prefix and a counter (unique across processes with overwhelming
 // probability, a few tens of ns, no crypto per request).
 import { randomBytes } from 'node:crypto';
+import { checkKnownKeys } from '../../core/options-check.ts';
 import type { RequestIdConfig } from '../../core/settings.ts';
 
 export interface RequestIdOptions {
@@ -40,10 +41,11 @@ export function resolveRequestId(option: boolean | RequestIdOptions | undefined)
   if (option === undefined || option === false) return null;
   if (option === true) return { header: 'x-request-id', trustHeader: undefined, generate: generateRequestId };
   if (typeof option !== 'object' || option === null) throw new TypeError('requestId must be a boolean or { header, trustHeader, generate }');
-  for (const k of Object.keys(option)) if (!KNOWN.has(k)) throw new TypeError(`requestId: unknown option "${k}"`);
+  checkKnownKeys('requestId', option, KNOWN);
   const header = (option.header ?? 'x-request-id').toLowerCase();
   if (typeof option.header !== 'undefined' && (typeof option.header !== 'string' || !HEADER_NAME.test(header))) throw new TypeError('requestId.header must be a valid header name');
   if (option.trustHeader !== undefined && typeof option.trustHeader !== 'boolean') throw new TypeError('requestId.trustHeader must be a boolean');
   if (option.generate !== undefined && typeof option.generate !== 'function') throw new TypeError('requestId.generate must be a function returning a string');
   return { header, trustHeader: option.trustHeader, generate: option.generate ?? generateRequestId };
 }
+

@@ -1,6 +1,7 @@
 // CORS options, checked and normalised once when `cors()` is called: a mistake in them is a
 // bug in the app, so it fails at startup with a TypeError rather than per request.
 import type { Request } from '../../http/io/request.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 /**
  * Which origins may read responses: `'*'` (any, without credentials), one origin, a list, a
@@ -54,7 +55,7 @@ const KNOWN = new Set(['origin', 'methods', 'headers', 'exposeHeaders', 'credent
 
 export function resolveCorsOptions(options: CorsOptions): CorsPolicy {
   if (typeof options !== 'object' || options === null) throw new TypeError('cors(): options must be an object');
-  for (const key of Object.keys(options)) if (!KNOWN.has(key)) throw new TypeError(`cors(): unknown option "${key}"`);
+  checkKnownKeys('cors()', options, KNOWN);
   const credentials = options.credentials ?? false;
   if (typeof credentials !== 'boolean') throw new TypeError('cors(): credentials must be a boolean');
   const origin = options.origin ?? '*';

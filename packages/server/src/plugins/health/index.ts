@@ -6,6 +6,7 @@
 import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import type { Middleware } from '../../http/types.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 import { prepareHeaders } from '../../http/io/prepared-headers.ts';
 
 /** A readiness check: true when ready. Throwing, rejecting or timing out counts as not ready. */
@@ -31,7 +32,7 @@ const HEADERS = prepareHeaders({ 'cache-control': 'no-store', 'content-type': 'a
 /** `app.use(health({ checks: { db: () => db.ping() } }))` — add it first, before auth or rate limits. */
 export function health(options: HealthOptions = {}): Middleware {
   if (typeof options !== 'object' || options === null) throw new TypeError('health(): options must be an object');
-  for (const k of Object.keys(options)) if (!KNOWN.has(k)) throw new TypeError(`health(): unknown option "${k}"`);
+  checkKnownKeys('health()', options, KNOWN);
   const live = checkPath('livenessPath', options.livenessPath ?? '/healthz');
   const ready = checkPath('readinessPath', options.readinessPath ?? '/readyz');
   if (live === ready) throw new TypeError('health(): livenessPath and readinessPath must differ');

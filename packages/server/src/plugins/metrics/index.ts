@@ -3,7 +3,7 @@
 // bounded cardinality), method and status, timed, and tracked in flight. The counting is
 // plain arithmetic (http-series.ts); prom-client formats only when scraped. WebSocket
 // messages, publishes and slow consumers are counted by the app's hub once this middleware is
-// installed with app.use() (ws-series.ts).
+// installed with app.use() (ws-series.ts), through the setup the app runs at start.
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { AppView } from '../../core/settings.ts';
 import type { Request } from '../../http/io/request.ts';
@@ -11,9 +11,10 @@ import type { Response } from '../../http/io/response.ts';
 import type { Middleware } from '../../http/types.ts';
 import { DEFAULT_BUCKETS, HttpSeries } from './http-series.ts';
 import { registerWsSeries } from './ws-series.ts';
-import { WS_STATS, WsStats } from '../../realtime/stats.ts';
-import { CLUSTER_METRICS, type ClusterMetricsLink } from '../../core/metrics-link.ts';
+import { WsStats } from '../../realtime/stats.ts';
+import { defineMiddleware, type WebSocketCounters } from '../../core/middleware-setup.ts';
 import { ClusterSeries } from './cluster-series.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export interface MetricsOptions {
   /** Where Prometheus scrapes. Default `/metrics`. */
@@ -41,7 +42,7 @@ const KNOWN = new Set(['path', 'registry', 'prefix', 'defaultMetrics', 'buckets'
 /** `app.use(metrics())`: add it first so it times everything after it. */
 export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   if (typeof options !== 'object' || options === null) throw new TypeError('metrics(): options must be an object');
-  for (const k of Object.keys(options)) if (!KNOWN.has(k)) throw new TypeError(`metrics(): unknown option "${k}"`);
+  checkKnownKeys('metrics()', options, KNOWN);
   const path = options.path ?? '/metrics';
   if (typeof path !== 'string' || !path.startsWith('/') || /[?#\s]/.test(path)) throw new TypeError('metrics(): path must start with "/"');
   const prefix = options.prefix ?? '';
@@ -60,9 +61,9 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
 
   const series = new HttpSeries(buckets);
   series.register(registry, prefix);
-  // The app hands these to its WebSocket hub when this middleware is installed with app.use().
-  const wsStats = new WsStats();
-  registerWsSeries(registry, prefix, wsStats);
+  // Zeros until the app that installs this middleware hands over its counters, at start.
+  let wsStats: WebSocketCounters = new WsStats();
+  registerWsSeries(registry, prefix, () => wsStats);
   let inflight = 0;
   // The app is known only from a request; the scrape itself provides it.
   let app: AppView | undefined;
@@ -72,18 +73,9 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   if (options.defaultMetrics ?? true) {
     if (registry.getSingleMetric(`${prefix}process_cpu_seconds_total`) === undefined) collectDefaultMetrics({ register: registry, prefix });
   }
-  // Scrapes answer for the whole cluster once the App links this to its worker (app.ts, start()).
+  // Scrapes answer for the whole cluster once the app links this to its worker (the setup below).
   const defaults = new Set(registry.getMetricsAsArray().map((m) => m.name).filter((name) => !before.has(name)));
-  const cluster = new ClusterSeries(registry, prefix, defaults, clusterTimeout);
-  const link: ClusterMetricsLink = {
-    collect: () => cluster.collect(),
-    attach(view, worker, workers, gather) {
-      // Another worker may ask for this one's gauges before anyone scraped it.
-      app = view as AppView;
-      cluster.attach(worker, workers, gather);
-    },
-  };
-
+  const clusterSeries = new ClusterSeries(registry, prefix, defaults, clusterTimeout);
   const finish = (req: Request, res: Response, start: number): void => {
     inflight--;
     series.record(req.route, req.method, res.statusCode, (performance.now() - start) / 1000);
@@ -92,7 +84,7 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   const mw = (req: Request, res: Response, next: () => Promise<void>): Promise<void> | undefined => {
     if (req.path === path && (req.method === 'GET' || req.method === 'HEAD')) {
       app = req.app;
-      return (cluster.linked ? cluster.scrape(req.app.logger) : registry.metrics()).then((text) => {
+      return (clusterSeries.linked ? clusterSeries.scrape(req.app.logger) : registry.metrics()).then((text) => {
         res.header('content-type', registry.contentType).header('cache-control', 'no-store').end(text);
       });
     }
@@ -107,5 +99,13 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     }
     return chain.then(() => finish(req, res, start));
   };
-  return Object.assign(mw as Middleware, { registry, [WS_STATS]: wsStats, [CLUSTER_METRICS]: link });
+  // At start (core/middleware-setup.ts): the app's WebSocket counters, and in a cluster the link
+  // through which a scrape of any worker answers for all of them.
+  defineMiddleware(mw, (api) => {
+    app = api.app;
+    wsStats = api.websocketCounters();
+    const cluster = api.clusterMetrics(() => clusterSeries.collect());
+    if (cluster !== undefined) clusterSeries.attach(cluster.worker, cluster.workers, cluster.gather);
+  });
+  return Object.assign(mw as Middleware, { registry });
 }

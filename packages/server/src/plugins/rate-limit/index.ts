@@ -9,6 +9,7 @@ import type { Response } from '../../http/io/response.ts';
 import { isPromise } from '../../http/send-value.ts';
 import type { Middleware, Next } from '../../http/types.ts';
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../../core/rate-limit-store.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../../core/rate-limit-store.ts';
 
@@ -41,7 +42,7 @@ const ERROR_LOG_INTERVAL = 10_000;
 /** `app.use('/api', rateLimit({ window: 60_000, max: 100 }))`. */
 export function rateLimit(options: RateLimitOptions): Middleware {
   if (typeof options !== 'object' || options === null) throw new TypeError('rateLimit(): options { window, max } are required');
-  for (const k of Object.keys(options)) if (!KNOWN.has(k)) throw new TypeError(`rateLimit(): unknown option "${k}"`);
+  checkKnownKeys('rateLimit()', options, KNOWN);
   const { window: windowMs, max } = options;
   if (!Number.isInteger(windowMs) || windowMs < 1) throw new TypeError('rateLimit(): window must be a positive integer (milliseconds)');
   if (!Number.isInteger(max) || max < 1) throw new TypeError('rateLimit(): max must be a positive integer');

@@ -1,6 +1,7 @@
 // secureHeaders() options → the header lines to send, computed once at setup. Each header is
 // `true` (the default value), `false` (not sent) or a string (sent as given); the CSP is
 // built from directives. Mistakes throw TypeErrors at setup.
+import { checkKnownKeys } from '../../core/options-check.ts';
 import { prepareHeaders, type PreparedHeaders } from '../../http/io/prepared-headers.ts';
 
 export interface ContentSecurityPolicyOptions {
@@ -59,7 +60,7 @@ export interface HeaderLists {
 
 export function resolveSecureHeaders(options: SecureHeadersOptions): HeaderLists {
   if (typeof options !== 'object' || options === null) throw new TypeError('secureHeaders(): options must be an object');
-  for (const key of Object.keys(options)) if (!KNOWN.has(key)) throw new TypeError(`secureHeaders(): unknown option "${key}"`);
+  checkKnownKeys('secureHeaders()', options, KNOWN);
   const plain: Record<string, string> = {};
   for (const [option, name, fallback, onByDefault] of TABLE) {
     const value = headerValue(option, options[option] as boolean | string | undefined, fallback, onByDefault);
@@ -70,6 +71,7 @@ export function resolveSecureHeaders(options: SecureHeadersOptions): HeaderLists
     if (typeof csp !== 'object' || csp === null || typeof csp.directives !== 'object' || csp.directives === null) {
       throw new TypeError('secureHeaders(): contentSecurityPolicy must be false or { directives: { … } }');
     }
+    checkKnownKeys('secureHeaders(): contentSecurityPolicy', csp, ['directives', 'reportOnly']);
     plain[csp.reportOnly === true ? 'content-security-policy-report-only' : 'content-security-policy'] = buildCsp(csp.directives);
   }
   const hsts = headerValue('strictTransportSecurity', options.strictTransportSecurity, HSTS_DEFAULT, true);

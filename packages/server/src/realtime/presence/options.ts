@@ -1,6 +1,7 @@
 // Presence options of a topic pattern (`app.topic(pattern, { presence })`): who is subscribed
 // to a topic, one member per id however many sockets it has (docs/presence.md).
 import type { Socket } from '../socket.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export interface PresenceOptions {
   /**
@@ -36,14 +37,14 @@ export const defaultPresenceId = (ws: Socket<any>): string | number | undefined 
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 };
 
-const KNOWN = new Set(['id', 'data', 'events']);
+const KNOWN = Object.keys({ id: true, data: true, events: true } satisfies Record<keyof PresenceOptions, true>);
 
 /** Checks presence options when the pattern is declared (`true` means the defaults). */
 export function checkPresenceOptions(pattern: string, p: boolean | PresenceOptions): ResolvedPresenceOptions | null {
   if (p === false) return null;
   if (p === true) p = {};
   if (typeof p !== 'object' || p === null) throw new TypeError(`topic ${pattern}: presence must be true, false or an object`);
-  for (const k of Object.keys(p)) if (!KNOWN.has(k)) throw new TypeError(`topic ${pattern}: presence.${k} is not an option (id, data, events)`);
+  checkKnownKeys(`topic ${pattern}: presence`, p, KNOWN);
   if (p.id !== undefined && typeof p.id !== 'function') throw new TypeError(`topic ${pattern}: presence.id must be a function (ws) => id`);
   if (p.data !== undefined && typeof p.data !== 'function') throw new TypeError(`topic ${pattern}: presence.data must be a function (ws) => data`);
   if (p.events !== undefined && typeof p.events !== 'boolean') throw new TypeError(`topic ${pattern}: presence.events must be a boolean`);

@@ -8,7 +8,7 @@ import type { Socket, SocketHub } from '../socket.ts';
 
 type Answer = (s: Socket<any>, text: string, async: boolean) => void;
 
-/** Compiled once per route: answers one `{"type":"presence","topic":…,"ref":…}` frame. */
+/** Compiled once per route: answers one `{"type":"presence","topic":…,"ref":…}` frame. @internal */
 export function compilePresenceRead(b: WsBehavior<any, any>, log: Logger, answer: Answer, hub: SocketHub): (s: Socket<any>, topic: unknown, ref: number | undefined) => void {
   const reply = (s: Socket<any>, topic: string, ref: number, async: boolean) => {
     if (s.closed) return;

@@ -227,7 +227,7 @@ export class PresenceTracker {
     if (members!.size === 0) this.local.delete(topic);
     if (this.host.bus !== null) this.announce({ v: WIRE_VERSION, o: this.origin, k: 'l', ttl: this.ttl, t: topic, i: id });
     const options = this.host.lookup(topic);
-    if (options !== null && options.events && !this.has(topic, id)) this.emit(options, topic, '$leave', id, member.data);
+    if (options?.events && !this.has(topic, id)) this.emit(options, topic, '$leave', id, member.data);
   }
 
   /** True when `id` is on `topic` here or on a process heard from. */

@@ -1,5 +1,6 @@
 // What `app.topic(pattern, options)` declares for the topics a pattern matches. Topics no
 // pattern matches have none of it and pay nothing for it (docs/realtime.md, "Topic options").
+import { checkKnownKeys } from '../../core/options-check.ts';
 import { checkHistoryOptions, type HistoryOptions } from '../history/options.ts';
 import { checkPresenceOptions, type PresenceOptions, type ResolvedPresenceOptions } from '../presence/options.ts';
 
@@ -17,8 +18,11 @@ export interface ResolvedTopicOptions {
   readonly presence: ResolvedPresenceOptions | null;
 }
 
+const KNOWN = Object.keys({ history: true, presence: true } satisfies Record<keyof TopicOptions, true>);
+
 export function resolveTopicOptions(pattern: string, options: TopicOptions): ResolvedTopicOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError(`topic ${pattern}: options must be an object`);
+  checkKnownKeys(`topic ${pattern}`, options, KNOWN);
   return Object.freeze({
     pattern,
     history: options.history === undefined ? null : checkHistoryOptions(pattern, options.history),

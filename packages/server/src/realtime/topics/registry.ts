@@ -8,7 +8,7 @@ import { resolveTopicOptions, type ResolvedTopicOptions, type TopicOptions } fro
 
 const CACHE_LIMIT = 10_000;
 // `*`, or what a topic may hold (protocol.ts), escaped for a RegExp.
-const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
 
 interface Compiled {
   readonly match: RegExp;
@@ -31,7 +31,7 @@ export class TopicRegistry {
     }
     if (this.exact.has(pattern) || this.patterns.some((p) => p.options.pattern === pattern)) throw new TypeError(`topic ${pattern} is already declared`);
     const resolved = resolveTopicOptions(pattern, options);
-    if (pattern.includes('*')) this.patterns.push({ match: new RegExp(`^${pattern.split('*').map(escape).join('.*')}$`), options: resolved });
+    if (pattern.includes('*')) this.patterns.push({ match: new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`), options: resolved });
     else this.exact.set(pattern, resolved);
     this.cache.clear();
     return resolved;

@@ -23,9 +23,9 @@ export function negotiateVariants(header: string): Uint8Array {
   let qGz = weights.get('gzip') ?? -1;
   const qId = weights.get('identity') ?? -1;
   const qStar = weights.get('*') ?? -1;
-  if (qBr < 0) qBr = qStar < 0 ? 0 : qStar;
-  if (qGz < 0) qGz = qStar < 0 ? 0 : qStar;
-  const base = qId < 0 ? 0 : qId;
+  if (qBr < 0) qBr = Math.max(qStar, 0);
+  if (qGz < 0) qGz = Math.max(qStar, 0);
+  const base = Math.max(qId, 0);
   const out = new Uint8Array(4);
   for (let mask = 1; mask < 4; mask++) {
     let code = IDENTITY;

@@ -3,6 +3,7 @@
 import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import { checkPath, PATH_OK } from './path-guard.ts';
+import { checkKnownKeys } from '../../core/options-check.ts';
 
 export interface StaticOptions {
   /** Cache-Control max-age in seconds for files not matched by `immutable`. Default 0. */
@@ -58,9 +59,14 @@ export interface StaticConfig {
 }
 
 const DEFAULT_MEMORY_THRESHOLD = 1 << 20;
+const KNOWN = Object.keys({
+  maxAge: true, immutable: true, index: true, fallback: true, dotfiles: true, memoryThreshold: true, precompress: true, precompressed: true,
+  types: true, watch: true, etag: true, lastModified: true, notFound: true,
+} satisfies Record<keyof StaticOptions, true>);
 
 export function resolveStaticOptions(o: StaticOptions): StaticConfig {
   if (typeof o !== 'object' || o === null) throw new TypeError('Static options must be an object');
+  checkKnownKeys('static', o, KNOWN);
   const maxAge = o.maxAge ?? 0;
   if (!(Number.isFinite(maxAge) && maxAge >= 0)) throw new TypeError('maxAge must be a non-negative number of seconds');
   if (o.immutable !== undefined && typeof o.immutable !== 'string' && !(o.immutable instanceof RegExp)) throw new TypeError('immutable must be a RegExp or a path prefix');

@@ -65,7 +65,7 @@ export class StaticHandler {
       const m = req.method;
       if (m === 'GET' || m === 'HEAD') {
         const accept = req.header('accept');
-        if (accept !== undefined && accept.includes('text/html')) return this.serve(fb, req, res, 'Accept');
+        if (accept?.includes('text/html')) return this.serve(fb, req, res, 'Accept');
         res.header('vary', 'Accept');
       }
     }

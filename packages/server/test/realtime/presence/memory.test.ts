@@ -111,7 +111,7 @@ test('presence options are checked when declared; id and data hooks that throw l
   const app = new App();
   assert.throws(() => app.topic('a:*', { presence: { id: 'userId' as never } }), /presence.id must be a function/);
   assert.throws(() => app.topic('b:*', { presence: { events: 'yes' as never } }), /presence.events must be a boolean/);
-  assert.throws(() => app.topic('c:*', { presence: { who: 1 } as never }), /presence.who is not an option/);
+  assert.throws(() => app.topic('c:*', { presence: { who: 1 } as never }), /topic c:\*: presence: unknown option "who" \(known: id, data, events\)/);
   assert.throws(() => new App({ presence: { heartbeat: 10 } }), /heartbeat must be an integer from 50/);
   const errors: unknown[] = [];
   const logger = { error: (o: unknown) => errors.push(o), warn() {}, info() {}, debug() {} } as unknown as Logger;

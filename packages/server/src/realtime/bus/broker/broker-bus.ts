@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from '../../../core/logger.ts';
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
+import { checkKnownKeys } from '../../../core/options-check.ts';
 
 /** What a transport reports to its bus. */
 export interface BrokerLink {
@@ -78,7 +79,7 @@ const KNOWN = new Set(['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueByt
 
 /** Checks the options common to every broker bus; `extra` are the transport's own option names. */
 export function brokerBusOptions(where: string, options: Record<string, unknown>, extra: readonly string[]): Required<Omit<BrokerBusOptions, 'logger'>> & { logger: Logger | undefined } {
-  for (const k of Object.keys(options)) if (!KNOWN.has(k) && !extra.includes(k)) throw new TypeError(`${where}: unknown option "${k}"`);
+  checkKnownKeys(where, options, [...KNOWN, ...extra]);
   const int = (name: keyof BrokerBusOptions, fallback: number): number => {
     const v = options[name] ?? fallback;
     if (!Number.isSafeInteger(v) || (v as number) < 1) throw new TypeError(`${where}: ${name} must be a positive integer`);

@@ -1,0 +1,43 @@
+// The hooks the app itself takes (docs/hooks.md): the HTTP hooks every scope takes, the
+// WebSocket hooks, and the app's own lifecycle: onRoute (each route, for OpenAPI generators
+// and the like), onReady (started), onListen (listening), onClose (closed, in reverse order).
+import type { HttpHooks } from '../http/hooks.ts';
+import type { RouteOptions } from '../http/types.ts';
+import type { RouteInfo } from '../routing/route-table.ts';
+import type { WsBehavior } from '../realtime/behavior.ts';
+import { WS_HOOK_NAMES, type WsHookLists, type WsHooks } from '../realtime/ws-hooks.ts';
+
+/** What onRoute gets beside the route's description: its options as declared. */
+export type RouteDeclaration = RouteOptions | WsBehavior<any, any> | undefined;
+
+export interface AppLifecycleHooks {
+  /**
+   * Every route, when the app starts, in declaration order: the description `app.routes()`
+   * returns (HTTP and WebSocket routes, mounts, static directories) and the route's options
+   * (RouteOptions for HTTP routes, the behavior for WebSocket routes, undefined otherwise).
+   * A throw fails the start.
+   */
+  onRoute: (route: RouteInfo, options: RouteDeclaration) => unknown;
+  /** Once the app started (routes compiled), before it serves. Awaited; a throw fails the start. */
+  onReady: () => unknown;
+  /** Once listening. Awaited before listen() resolves; a throw is logged. */
+  onListen: (address: { readonly host: string; readonly port: number }) => unknown;
+  /** When the server closed (after in-flight requests): in reverse order, awaited within the shutdown timeout; a throw is logged. */
+  onClose: () => unknown;
+}
+
+/** Every hook `app.addHook` takes. */
+export interface AppHooks extends HttpHooks, WsHooks, AppLifecycleHooks {}
+
+export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHooks>(['onRoute', 'onReady', 'onListen', 'onClose']);
+
+/** The app-level hooks, by name. */
+export interface AppHookLists extends WsHookLists {
+  onRoute: AppLifecycleHooks['onRoute'][];
+  onReady: AppLifecycleHooks['onReady'][];
+  onListen: AppLifecycleHooks['onListen'][];
+}
+
+export function isAppLevelHook(name: string): boolean {
+  return APP_HOOK_NAMES.has(name) || WS_HOOK_NAMES.has(name);
+}

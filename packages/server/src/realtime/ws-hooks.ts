@@ -1,0 +1,71 @@
+// WebSocket lifecycle hooks (docs/hooks.md): app-level (`app.addHook('onOpen', fn)`) and per
+// route (`app.ws(path, { hooks: { onEvent: [fn] } })`), app's first. Gathered once per route at
+// startup; a route without them runs exactly as before (each point is one length check).
+import type { Request } from '../http/io/request.ts';
+import { HttpError } from '../http/errors.ts';
+import type { Socket } from './socket.ts';
+
+export interface WsHooks {
+  /** Before the route's `upgrade`: may refuse (return false: 403, or throw an HttpError). */
+  onUpgrade: (req: Request) => unknown;
+  /** A socket opened (before the route's `open`). Errors are logged. */
+  onOpen: (ws: Socket<any>) => unknown;
+  /** Before an event's validation and handler: may refuse (return false, or throw: an error reply). */
+  onEvent: (ws: Socket<any>, event: string, data: unknown) => unknown;
+  /** A socket closed (before the route's `close`). Errors are logged. */
+  onSocketClose: (ws: Socket<any>, code: number, reason: string) => unknown;
+}
+
+export type WsHookName = keyof WsHooks;
+export type WsHookLists = { [K in WsHookName]: WsHooks[K][] };
+/** A route's own WebSocket hooks: one function or a list per name. */
+export type WsRouteHooks = { [K in WsHookName]?: WsHooks[K] | WsHooks[K][] };
+
+export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>(['onUpgrade', 'onOpen', 'onEvent', 'onSocketClose']);
+
+export function emptyWsHooks(): WsHookLists {
+  return { onUpgrade: [], onOpen: [], onEvent: [], onSocketClose: [] };
+}
+
+/** Checks a ws route's `hooks` option; `fail` throws with the route named. */
+export function checkWsRouteHooks(hooks: unknown, fail: (msg: string) => never): void {
+  if (hooks === undefined) return;
+  if (typeof hooks !== 'object' || hooks === null) fail('hooks must be an object like { onEvent: [fn] }');
+  for (const [name, value] of Object.entries(hooks as object)) {
+    if (!WS_HOOK_NAMES.has(name)) fail(`unknown hook "${name}" (WebSocket route hooks: ${[...WS_HOOK_NAMES].join(', ')})`);
+    for (const fn of Array.isArray(value) ? value : [value]) if (typeof fn !== 'function') fail(`hook "${name}" must be a function, got ${fn === null ? 'null' : typeof fn}`);
+  }
+}
+
+/** The app's hooks, then the route's own. */
+export function wsHooksFor(app: WsHookLists, route: WsRouteHooks | undefined): WsHookLists {
+  if (route === undefined) return app;
+  const out = { ...app };
+  for (const name of WS_HOOK_NAMES as Set<WsHookName>) {
+    const own = route[name];
+    if (own !== undefined) (out as Record<string, unknown[]>)[name] = [...app[name], ...(Array.isArray(own) ? own : [own])];
+  }
+  return out;
+}
+
+/**
+ * Runs gate hooks in order (onUpgrade, onEvent): undefined when all passed synchronously, a
+ * promise when one was async; a hook that returns false refuses with `refusal()`, one that
+ * throws or rejects refuses with its error.
+ */
+export function runGate(list: readonly ((a: any, b?: any, c?: any) => unknown)[], refusal: () => Error, a: unknown, b?: unknown, c?: unknown, from = 0): Promise<void> | undefined {
+  for (let i = from; i < list.length; i++) {
+    const out = list[i]!(a, b, c);
+    if (out === false) throw refusal();
+    if (out instanceof Promise || (typeof (out as PromiseLike<unknown> | null)?.then === 'function')) {
+      return Promise.resolve(out).then((v) => {
+        if (v === false) throw refusal();
+        return runGate(list, refusal, a, b, c, i + 1);
+      });
+    }
+  }
+  return undefined;
+}
+
+export const upgradeRefused = (): Error => new HttpError(403, 'Upgrade refused');
+export const eventRefused = (): Error => new HttpError(403, 'Event refused');
