@@ -20,14 +20,24 @@ const VERSION = JSON.parse(readFileSync(join(ROOT, 'packages', 'server', 'packag
 const work = mkdtempSync(join(tmpdir(), 'create-tachyon-'));
 const node = process.execPath;
 // The project's npm scripts run `node`: the one running this test, first on PATH.
-const env = { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}`, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const env = {
+  ...process.env,
+  PATH: `${dirname(node)}:${process.env.PATH}`,
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 delete env.NODE_TEST_CONTEXT; // the project's own `node --test` must report to its own runner
 
 function sh(cmd, args, cwd, timeout = 240_000) {
   const t0 = Date.now();
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env });
   const took = (Date.now() - t0) / 1000;
-  assert.equal(r.status, 0, `${cmd} ${args.join(' ')} failed (${took.toFixed(1)} s):\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error}` : ''}`);
+  assert.equal(
+    r.status,
+    0,
+    `${cmd} ${args.join(' ')} failed (${took.toFixed(1)} s):\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error}` : ''}`,
+  );
   console.log(`# ${cmd} ${args.join(' ').slice(0, 60)}: ${took.toFixed(1)} s`);
   return r;
 }
@@ -39,7 +49,12 @@ function cli(args, cwd = work) {
 
 /** `npm start` in its own process group (npm → node), until it prints where it listens. */
 async function start(cwd) {
-  const proc = spawn('npm', ['start'], { cwd, env: { ...env, PORT: '0', HOST: '127.0.0.1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn('npm', ['start'], {
+    cwd,
+    env: { ...env, PORT: '0', HOST: '127.0.0.1' },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
@@ -175,7 +190,12 @@ describe('create-tachyon: every template, installed from the packed packages', {
   /** Scaffolds with the CLI, checks what it wrote, installs with the tarballs in place of the registry. */
   function create(template) {
     const dir = join(work, `my-${template}`);
-    const r = spawnSync(node, [packedCli, `my-${template}`, '--template', template, '--no-install'], { cwd: work, encoding: 'utf8', timeout: 20_000, env });
+    const r = spawnSync(node, [packedCli, `my-${template}`, '--template', template, '--no-install'], {
+      cwd: work,
+      encoding: 'utf8',
+      timeout: 20_000,
+      env,
+    });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`cd my-${template}\\n  npm install\\n  npm run dev`));
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
@@ -212,10 +232,17 @@ describe('create-tachyon: every template, installed from the packed packages', {
     const app = await start(dir);
     try {
       assert.equal((await fetch(`${app.base}/healthz`)).status, 200);
-      const created = await fetch(`${app.base}/todos`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"ship it"}' });
+      const created = await fetch(`${app.base}/todos`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"title":"ship it"}',
+      });
       assert.equal(created.status, 201);
       assert.deepEqual(await (await fetch(`${app.base}/todos`)).json(), [{ id: 1, title: 'ship it', done: false }]);
-      assert.equal((await fetch(`${app.base}/todos`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 400);
+      assert.equal(
+        (await fetch(`${app.base}/todos`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status,
+        400,
+      );
     } finally {
       await app.stop();
     }
@@ -266,7 +293,11 @@ describe('create-tachyon: every template, installed from the packed packages', {
       const reader = subscribe(`${app.base.replace('http', 'ws')}/ws`, 'room:lobby');
       await reader.opened;
       await waitFor(async () => /1 other page/.test(await (await fetch(app.base)).text()), 'the subscription');
-      const say = await fetch(`${app.base}/?/say`, { method: 'POST', headers: { origin: app.base, 'content-type': 'application/x-www-form-urlencoded', 'x-sveltekit-action': 'true' }, body: 'name=ann&text=hi' });
+      const say = await fetch(`${app.base}/?/say`, {
+        method: 'POST',
+        headers: { origin: app.base, 'content-type': 'application/x-www-form-urlencoded', 'x-sveltekit-action': 'true' },
+        body: 'name=ann&text=hi',
+      });
       assert.equal(say.status, 200);
       await waitFor(() => reader.events.some((e) => e.event === 'message'), 'the message');
       reader.ws.close();

@@ -20,13 +20,21 @@ describe(`on ${version || 'an old Node'}`, { skip }, () => {
     const r = run(`import ${JSON.stringify(dist('server'))};\nconsole.log('not reached');`);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, `@tachyon/server needs Node.js 22 or newer; this is Node.js ${version} (${OLD}). Install Node.js 22+ (e.g. nvm install 24) and run again.\n`);
+    assert.equal(
+      r.stderr,
+      `@tachyon/server needs Node.js 22 or newer; this is Node.js ${version} (${OLD}). Install Node.js 22+ (e.g. nvm install 24) and run again.\n`,
+    );
   });
 
   test('@tachyon/client without a WebSocket says so and how to pass one', () => {
-    const r = run(`import { connect } from ${JSON.stringify(dist('client'))};\ntry { connect('ws://127.0.0.1:1/'); } catch (e) { console.log(e.name + ': ' + e.message); }`);
+    const r = run(
+      `import { connect } from ${JSON.stringify(dist('client'))};\ntry { connect('ws://127.0.0.1:1/'); } catch (e) { console.log(e.name + ': ' + e.message); }`,
+    );
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout.trim(), "TypeError: @tachyon/client: this runtime has no WebSocket (Node.js < 22 has no global one). Use Node.js 22+, or pass an implementation: connect(url, { WebSocket }) with import { WebSocket } from 'ws'");
+    assert.equal(
+      r.stdout.trim(),
+      "TypeError: @tachyon/client: this runtime has no WebSocket (Node.js < 22 has no global one). Use Node.js 22+, or pass an implementation: connect(url, { WebSocket }) with import { WebSocket } from 'ws'",
+    );
   });
 
   test('@tachyon/client with a WebSocket passed in works there', () => {
@@ -40,12 +48,23 @@ live.close();`);
   });
 
   test("the root install's preinstall explains npm's old Node in one line", () => {
-    const r = spawnSync(OLD, [join(ROOT, 'scripts', 'npm-node.mjs')], { encoding: 'utf8', env: { ...process.env, npm_config_user_agent: `npm/11.0.0 node/${version} linux x64 workspaces/false` } });
+    const r = spawnSync(OLD, [join(ROOT, 'scripts', 'npm-node.mjs')], {
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_user_agent: `npm/11.0.0 node/${version} linux x64 workspaces/false` },
+    });
     assert.equal(r.status, 0);
     assert.equal(r.stdout.split('\n').filter(Boolean).length, 1);
-    assert.match(r.stdout, new RegExp(`npm runs on Node ${version.replace(/\./g, '\\.')}, older than the packages need \\(>= 22\\); this repository's scripts use the pinned Node 24`));
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `npm runs on Node ${version.replace(/\./g, '\\.')}, older than the packages need \\(>= 22\\); this repository's scripts use the pinned Node 24`,
+      ),
+    );
     // On the pinned Node with a current npm: nothing.
-    const quiet = spawnSync(process.execPath, [join(ROOT, 'scripts', 'npm-node.mjs')], { encoding: 'utf8', env: { ...process.env, npm_config_user_agent: `npm/11.0.0 node/${process.version} linux x64` } });
+    const quiet = spawnSync(process.execPath, [join(ROOT, 'scripts', 'npm-node.mjs')], {
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_user_agent: `npm/11.0.0 node/${process.version} linux x64` },
+    });
     assert.equal(quiet.stdout, '');
   });
 });

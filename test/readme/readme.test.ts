@@ -14,7 +14,13 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'tachyon-readme-'));
-const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}`, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const env = {
+  ...process.env,
+  PATH: `${dirname(process.execPath)}:${process.env.PATH}`,
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 after(() => rmSync(work, { recursive: true, force: true }));
 
 interface Block {
@@ -87,7 +93,9 @@ async function serve(file: string, cwd: string): Promise<void> {
   }
 }
 
-test('README "Use it in your app": the manual steps, run as written, give an app that type-checks and serves', { timeout: 300_000 }, async () => {
+test('README "Use it in your app": the manual steps, run as written, give an app that type-checks and serves', {
+  timeout: 300_000,
+}, async () => {
   const { text, blocks } = section('Use it in your app');
   assert.match(text, /^npm create tachyon@latest my-app$/m, 'npm create comes first');
   const byHand = blocks.slice(blocks.findIndex((b) => b.lang === 'sh' && b.code.startsWith('mkdir')));
@@ -97,7 +105,11 @@ test('README "Use it in your app": the manual steps, run as written, give an app
   // The README's tsconfig is the one create-tachyon writes (minus its include list).
   const tsconfig = byHand.find((b) => b.file === 'tsconfig.json');
   const template = JSON.parse(readFileSync(join(ROOT, 'packages/create-tachyon/templates/_shared/tsconfig.json'), 'utf8'));
-  assert.deepEqual(JSON.parse(tsconfig!.code).compilerOptions, template.compilerOptions, 'README and the api/realtime templates share one tsconfig');
+  assert.deepEqual(
+    JSON.parse(tsconfig!.code).compilerOptions,
+    template.compilerOptions,
+    'README and the api/realtime templates share one tsconfig',
+  );
 
   let cwd = work;
   let served = false;

@@ -24,8 +24,12 @@ function ensureChromium(): string {
   const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium'];
   let path = candidates.find((p) => existsSync(p));
   if (path !== undefined) return path;
-  if (process.getuid?.() !== 0) throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'chromium']]) {
+  if (process.getuid?.() !== 0)
+    throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', 'chromium'],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
   }
@@ -47,7 +51,11 @@ async function startGame(): Promise<Running> {
   // SvelteKit's "Run npm run preview" hint points at a script that does not exist: dropped.
   assert.doesNotMatch(build.stdout, /npm run preview/);
   // HOST as adapter-node: loopback only here (the default, 0.0.0.0, is every interface).
-  const child = spawn(process.execPath, ['server.ts'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WAIT_SECONDS: '1', NODE_ENV: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WAIT_SECONDS: '1', NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -95,7 +103,8 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     return page;
   }
   const phaseOf = (page: Page) => page.locator('#phase').getAttribute('data-phase');
-  const caretIndex = async (page: Page, playerId: string) => Number(await page.locator(`[data-caret="${playerId}"]`).getAttribute('data-index'));
+  const caretIndex = async (page: Page, playerId: string) =>
+    Number(await page.locator(`[data-caret="${playerId}"]`).getAttribute('data-index'));
 
   it('two players match, count down, race to the end seeing each other, and get the results', async () => {
     const ada = await player();
@@ -199,14 +208,16 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
   });
 
   it('HOST is honoured: listening on 127.0.0.1 only', async (t) => {
-    const external = Object.values(networkInterfaces()).flat().find((i) => i?.family === 'IPv4' && !i.internal);
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i?.family === 'IPv4' && !i.internal);
     if (!external) return t.skip('no non-loopback IPv4 interface');
     const port = new URL(server.url).port;
     assert.equal((await fetch(`${server.url}/`)).status, 200);
     await assert.rejects(fetch(`http://${external.address}:${port}/`), `not reachable on ${external.address}`);
   });
 
-  it('a bad name is refused in the lobby with the server\'s message', async () => {
+  it("a bad name is refused in the lobby with the server's message", async () => {
     const page = await player();
     await page.fill('#name', 'Robert"); DROP');
     await page.click('#find');

@@ -52,7 +52,8 @@ export function parseArgs(argv) {
   if (out.template !== undefined && !(out.template in TEMPLATES)) {
     throw new UsageError(`unknown template "${out.template}" (known: ${Object.keys(TEMPLATES).join(', ')})`);
   }
-  if (out.pm !== undefined && !MANAGERS.includes(out.pm)) throw new UsageError(`unknown package manager "${out.pm}" (known: ${MANAGERS.join(', ')})`);
+  if (out.pm !== undefined && !MANAGERS.includes(out.pm))
+    throw new UsageError(`unknown package manager "${out.pm}" (known: ${MANAGERS.join(', ')})`);
   return out;
 }
 
@@ -71,7 +72,10 @@ function checkTarget(/** @type {string} */ target) {
 
 /** An npm package name from the folder's name: lowercase, URL-safe. */
 function packageName(/** @type {string} */ target) {
-  const name = basename(target).toLowerCase().replace(/[^a-z0-9._~-]+/g, '-').replace(/^[._-]+/, '');
+  const name = basename(target)
+    .toLowerCase()
+    .replace(/[^a-z0-9._~-]+/g, '-')
+    .replace(/^[._-]+/, '');
   return name || 'tachyon-app';
 }
 
@@ -97,7 +101,7 @@ export async function ask(opts, input = process.stdin, output = process.stdout) 
     const names = Object.keys(TEMPLATES);
     while (opts.template === undefined) {
       say('Template:');
-      names.forEach((name, i) => say(`  ${i + 1}. ${name.padEnd(10)} ${TEMPLATES[/** @type {keyof TEMPLATES} */ (name)]}`));
+      for (const [i, name] of names.entries()) say(`  ${i + 1}. ${name.padEnd(10)} ${TEMPLATES[/** @type {keyof TEMPLATES} */ (name)]}`);
       const answer = (await rl.question('Which one (1): ')).trim() || '1';
       opts.template = names[Number(answer) - 1] ?? (answer in TEMPLATES ? answer : undefined);
     }
@@ -128,7 +132,11 @@ async function main() {
   if (major < 22) throw new UsageError(`Tachyon needs Node.js 22 or newer; this is ${process.version}`);
   const opts = parseArgs(process.argv.slice(2));
   if (opts.help) {
-    console.log(`${USAGE}\n\nTemplates:\n${Object.entries(TEMPLATES).map(([n, d]) => `  ${n.padEnd(10)} ${d}`).join('\n')}`);
+    console.log(
+      `${USAGE}\n\nTemplates:\n${Object.entries(TEMPLATES)
+        .map(([n, d]) => `  ${n.padEnd(10)} ${d}`)
+        .join('\n')}`,
+    );
     return;
   }
   opts.pm ??= detectManager();
@@ -153,7 +161,9 @@ async function main() {
   }
   const run = opts.pm === 'npm' ? 'npm run' : opts.pm;
   const steps = [`cd ${dir}`, ...(opts.install ? [] : [`${opts.pm} install`]), `${run} dev`];
-  console.log(`\nNext:\n${steps.map((s) => `  ${s}`).join('\n')}\n\nThen: ${run} test, ${run} typecheck, ${opts.pm === 'npm' ? 'npm start' : `${opts.pm} start`} (production). See README.md.`);
+  console.log(
+    `\nNext:\n${steps.map((s) => `  ${s}`).join('\n')}\n\nThen: ${run} test, ${run} typecheck, ${opts.pm === 'npm' ? 'npm start' : `${opts.pm} start`} (production). See README.md.`,
+  );
 }
 
 // Run as a command (npm's bin link is a symlink: compare real paths), not when imported by a test.

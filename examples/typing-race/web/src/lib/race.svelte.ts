@@ -2,7 +2,17 @@
 // room publishes, and sends the typing (batched: one `pvp:keystrokes` of 1–6 characters per
 // flush, so fast typists stay under the server's rate limit).
 import { Connection } from '@tachyon/sveltekit/client';
-import type { Countdown, GameState, LobbyUpdate, MatchEnded, Phase, PlayerView, ProgressUpdate, Result, WpmUpdate } from '../../../src/game/events.ts';
+import type {
+  Countdown,
+  GameState,
+  LobbyUpdate,
+  MatchEnded,
+  Phase,
+  PlayerView,
+  ProgressUpdate,
+  Result,
+  WpmUpdate,
+} from '../../../src/game/events.ts';
 
 export type { Phase, PlayerView, Result };
 
@@ -144,7 +154,8 @@ export class Race {
   }
 
   #players(players: PlayerView[]): void {
-    for (const p of players) if (!(p.playerId in this.colours)) this.colours[p.playerId] = COLOURS[Object.keys(this.colours).length % COLOURS.length]!;
+    for (const p of players)
+      if (!(p.playerId in this.colours)) this.colours[p.playerId] = COLOURS[Object.keys(this.colours).length % COLOURS.length]!;
     this.players = players;
   }
 

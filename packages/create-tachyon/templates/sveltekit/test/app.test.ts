@@ -8,7 +8,10 @@ import { connect } from '@tachyon/client';
 import { ROOM, type ChatMessage } from '../src/lib/chat.ts';
 
 let base = '';
-const server = spawn(process.execPath, ['build'], { env: { ...process.env, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, ['build'], {
+  env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 before(async () => {
   let out = '';
   for await (const chunk of server.stdout) {
@@ -36,7 +39,12 @@ test('a message sent with the form reaches the pages subscribed over /ws', async
   live.on(ROOM, 'message', (m) => got.push(m));
   await live.ready;
   await waitFor(async () => (await fetch(base)).text().then((html) => /1 other page/.test(html)));
-  const say = (body: string) => fetch(`${base}/?/say`, { method: 'POST', headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded', 'x-sveltekit-action': 'true' }, body });
+  const say = (body: string) =>
+    fetch(`${base}/?/say`, {
+      method: 'POST',
+      headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded', 'x-sveltekit-action': 'true' },
+      body,
+    });
   assert.equal((await say('name=ann&text=hello')).status, 200);
   await waitFor(() => got.length === 1);
   assert.equal(got[0]!.text, 'hello');
