@@ -1,6 +1,6 @@
 // The typing race: `npm start` in this folder (or at the repository's root). One process: the
 // game's Tachyon App with the pages (web/, SvelteKit, built by scripts/build-web.mjs) installed
-// on it. PORT (3000), WAIT_SECONDS (the waiting countdown once two players are in: 10 in
+// on it. PORT (3000), HOST (0.0.0.0: every interface, as adapter-node), WAIT_SECONDS (the waiting countdown once two players are in: 10 in
 // production, 3 otherwise), COOKIE_SECRET. WORKERS=2 (or auto) runs it on cluster(): this file
 // then runs again in every worker thread, each building the same App (README, "On all cores").
 import { existsSync } from 'node:fs';
@@ -14,6 +14,9 @@ if (production && !process.env.COOKIE_SECRET) {
 }
 const waitSeconds = Number(process.env.WAIT_SECONDS ?? (production ? 10 : 3));
 const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST || '0.0.0.0';
+/** Where to point a browser: localhost when listening on every interface. */
+const shown = (p: number) => `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${p}`;
 
 async function build(): Promise<GameApp> {
   const game = createGameApp({ cookieSecret: process.env.COOKIE_SECRET, config: { waitSeconds } });
@@ -29,17 +32,17 @@ async function build(): Promise<GameApp> {
 }
 
 if (!process.env.WORKERS) {
-  const server = await (await build()).listen(port);
-  console.log(`Typing race on http://localhost:${server.port} (matchmake: GET /api/pvp/matchmake, WebSocket: /ws)`);
+  const server = await (await build()).listen(port, host);
+  console.log(`Typing race on ${shown(server.port)} (matchmake: GET /api/pvp/matchmake, WebSocket: /ws)`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void server.close({ timeout: 5000 }).then(() => process.exit(0)));
   }
 } else {
   // WORKERS picks the count (cluster() reads it); in a worker thread this call never returns.
-  const server = await cluster({ workers: 'auto', port, shutdownTimeout: 5000 }, async () => {
+  const server = await cluster({ workers: 'auto', port, host, shutdownTimeout: 5000 }, async () => {
     const game = await build();
     game.app.onClose(() => game.stop());
     return game.app;
   });
-  console.log(`Typing race on http://localhost:${server.port}, ${server.workers} workers (matchmake: GET /api/pvp/matchmake, WebSocket: /ws)`);
+  console.log(`Typing race on ${shown(server.port)}, ${server.workers} workers (matchmake: GET /api/pvp/matchmake, WebSocket: /ws)`);
 }

@@ -43,10 +43,23 @@ export function buildWeb({ force = false } = {}) {
   const started = performance.now();
   console.log('typing-race: building the pages (vite build in web/)…');
   rmSync(STAMP, { force: true });
-  const r = spawnSync(process.execPath, [vite, 'build'], { cwd: WEB, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
+  // SvelteKit ends every build with "Run npm run preview to preview your production build
+  // locally": web/ has no such script (server.ts serves the build), so that line is dropped.
+  const r = spawnSync(process.execPath, [vite, 'build'], {
+    cwd: WEB,
+    stdio: ['inherit', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  process.stdout.write(
+    r.stdout
+      .split('\n')
+      .filter((line) => !line.includes('npm run preview'))
+      .join('\n'),
+  );
   if (r.status !== 0) throw new Error(`vite build failed (exit ${r.status})`);
   writeFileSync(STAMP, key);
-  console.log(`typing-race: pages built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`typing-race: pages built in ${((performance.now() - started) / 1000).toFixed(1)} s (server.ts serves them: npm start)`);
   return true;
 }
 

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +24,12 @@ function ensureChromium(): string {
   const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium'];
   let path = candidates.find((p) => existsSync(p));
   if (path !== undefined) return path;
-  if (process.getuid?.() !== 0) throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'chromium']]) {
+  if (process.getuid?.() !== 0)
+    throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', 'chromium'],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
   }
@@ -43,14 +48,21 @@ async function startGame(): Promise<Running> {
   // Builds the pages when they are not built or changed (what `npm start` does first).
   const build = spawnSync(process.execPath, ['scripts/build-web.mjs'], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(build.status, 0, `build-web failed:\n${build.stdout}\n${build.stderr}`);
-  const child = spawn(process.execPath, ['server.ts'], { cwd: ROOT, env: { ...process.env, PORT: '0', WAIT_SECONDS: '1', NODE_ENV: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // SvelteKit's "Run npm run preview" hint points at a script that does not exist: dropped.
+  assert.doesNotMatch(build.stdout, /npm run preview/);
+  // HOST as adapter-node: loopback only here (the default, 0.0.0.0, is every interface).
+  const child = spawn(process.execPath, ['server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WAIT_SECONDS: '1', NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
     child.stdout!.on('data', () => {
-      const m = /Typing race on http:\/\/localhost:(\d+)/.exec(out);
+      const m = /Typing race on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(Number(m[1]));
@@ -91,7 +103,8 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     return page;
   }
   const phaseOf = (page: Page) => page.locator('#phase').getAttribute('data-phase');
-  const caretIndex = async (page: Page, playerId: string) => Number(await page.locator(`[data-caret="${playerId}"]`).getAttribute('data-index'));
+  const caretIndex = async (page: Page, playerId: string) =>
+    Number(await page.locator(`[data-caret="${playerId}"]`).getAttribute('data-index'));
 
   it('two players match, count down, race to the end seeing each other, and get the results', async () => {
     const ada = await player();
@@ -171,14 +184,40 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     assert.deepEqual(errors, []);
   });
 
-  it('a room that does not exist shows an error, not a broken page', async () => {
-    const page = await player();
-    await page.goto(server.url + '/race/ZZZZZZ');
-    await page.locator('[role="alert"]').waitFor({ timeout: 5_000 });
-    assert.match((await page.locator('[role="alert"]').textContent())!, /UNKNOWN_ROOM|does not exist/);
+  it('a room that does not exist, or a malformed code: "No such race" and a button that finds one', async () => {
+    // ZZZZZZ is well-formed but names no room (UNKNOWN_ROOM); NOPE00 and x fail the code's schema.
+    for (const code of ['ZZZZZZ', 'NOPE00', 'x']) {
+      const page = await player();
+      await page.goto(`${server.url}/race/${code}`);
+      await page.locator('#missing').waitFor({ timeout: 5_000 });
+      const text = (await page.locator('main').textContent())!;
+      assert.match(text, /No such race/, code);
+      assert.match(text, new RegExp(`There is no race ${code}`), code);
+      assert.doesNotMatch(text, /Joining|UNKNOWN_ROOM|Invalid event data/, code);
+      assert.equal(await page.locator('[role="alert"]').count(), 0, code);
+      if (code === 'NOPE00') {
+        // A visitor who came by a link has no name yet: the server gives a guest one.
+        await page.click('#find-another');
+        await page.waitForURL(/\/race\/[A-Z0-9]{6}$/);
+        // Joined: waiting, or already starting when matched into the room of the test above.
+        await page.locator('#phase:not([data-phase="joining"])').waitFor({ timeout: 5_000 });
+        assert.equal(await page.locator('#missing').count(), 0);
+      }
+      await page.context().close();
+    }
   });
 
-  it('a bad name is refused in the lobby with the server\'s message', async () => {
+  it('HOST is honoured: listening on 127.0.0.1 only', async (t) => {
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i?.family === 'IPv4' && !i.internal);
+    if (!external) return t.skip('no non-loopback IPv4 interface');
+    const port = new URL(server.url).port;
+    assert.equal((await fetch(`${server.url}/`)).status, 200);
+    await assert.rejects(fetch(`http://${external.address}:${port}/`), `not reachable on ${external.address}`);
+  });
+
+  it("a bad name is refused in the lobby with the server's message", async () => {
     const page = await player();
     await page.fill('#name', 'Robert"); DROP');
     await page.click('#find');

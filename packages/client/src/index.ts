@@ -45,6 +45,9 @@ const STABLE_MS = 5000;
 // `[{"topic"…` is a batch of events (servers that coalesce publishes).
 const PROTOCOL_FRAME = /^\[?\{"(?:topic|event|type)"/;
 
+const NO_WEBSOCKET =
+  "@tachyon/client: this runtime has no WebSocket (Node.js < 22 has no global one). Use Node.js 22+, or pass an implementation: connect(url, { WebSocket }) with import { WebSocket } from 'ws'";
+
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
  * `R` maps client → server event names to `{ data; reply }`, `H` the server → client
@@ -62,6 +65,9 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(url: strin
     timeout = 10_000,
     onError = (e: unknown) => console.error(e),
   } = options;
+  // Node < 22 has no global WebSocket: without this check the first connect fails later with
+  // "WS is not a constructor", which names neither the cause nor the fix.
+  if (typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
 
   let status: Status = 'connecting';
   let ws: WebSocketLike | undefined;

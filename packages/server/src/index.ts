@@ -1,3 +1,5 @@
+// First, before any other module of the package runs: the Node version check.
+import './node-version.ts';
 export { App, type AppHooks, type AppLifecycleHooks, type AppOptions, type ClusterCounts, type ClusterMember, type ListenOptions, type MountOptions, type RouteDeclaration, type Server } from './app/app.ts';
 export { Scope, definePlugin, type Plugin, type PluginMeta, type RegisterOptions } from './routing/scope.ts';
 export { defineMiddleware, type MiddlewareSetup, type MiddlewareSetupApi, type WebSocketCounters, type MetricsGather } from './core/middleware-setup.ts';

@@ -6,6 +6,7 @@ import { resolveAdapterOptions, type AdapterOptions } from './adapter/options.ts
 import { HOOKS_ENTRY, resolveHooksFile, tachyon, type VitePlugin } from './adapter/vite-plugin.ts';
 import { devPlatform } from './adapter/dev.ts';
 import type { BuildConfig } from './runtime/kit.ts';
+import type { Platform } from './runtime/platform.ts';
 
 export type { AdapterOptions, WebSocketOptions } from './adapter/options.ts';
 export type { Platform } from './runtime/platform.ts';
@@ -35,8 +36,12 @@ interface Builder {
   compress(directory: string): Promise<unknown>;
   /** Kit ≥ 2.31: the app has a src/instrumentation.server.ts. */
   hasServerInstrumentationFile?(): boolean;
-  /** Kit ≥ 2.31: makes `entrypoint` import the instrumentation (and, on Kit 3, the initializer) before the app. */
-  instrument?(args: { entrypoint: string; instrumentation: string; start?: string; initializer?: string; module?: { exports: string[] } }): void;
+  /**
+   * Kit ≥ 2.31: makes `entrypoint` import the instrumentation (and, on Kit 3, the initializer) before the app.
+   * `initializer` is required as in Kit 3's Builder (Kit 2 ignores it): an optional one made
+   * Kit 3's Builder unassignable here, so `sveltekit({ adapter: adapter() })` failed to type-check.
+   */
+  instrument?(args: { entrypoint: string; instrumentation: string; start?: string; initializer: string; module?: { exports: string[] } }): void;
   /** Kit 3: a module that fills `$env/dynamic/private` before the instrumentation runs. */
   createInstrumentationInitializer?(options: { outputDirectory: string; serverDirectory?: string }): string;
   /** Kit 3: content types of the client files by extension (`'.css'` → `'text/css'`), as the manifest records them. */
@@ -59,7 +64,8 @@ export interface TachyonAdapter {
   name: string;
   adapt(builder: Builder): Promise<void>;
   supports: { read(): boolean; instrumentation(): boolean };
-  emulate(): { platform(): unknown };
+  /** `Platform`, not `unknown`: Kit types the emulator's answer as App.Platform, which apps extend from it. */
+  emulate(): { platform(): Platform };
   vite: { plugins: VitePlugin[] };
 }
 
@@ -71,7 +77,8 @@ export interface TachyonAdapter {
 function instrument(builder: Builder, out: string): void {
   builder.log.minor('Instrumenting the entry points');
   const instrumentation = `${out}/server/instrumentation.server.js`;
-  const initializer = builder.createInstrumentationInitializer?.({ outputDirectory: `${out}/server`, serverDirectory: `${out}/server` });
+  // Kit 3 only; on Kit 2 it stays undefined, a field Kit 2's instrument() does not read.
+  const initializer = builder.createInstrumentationInitializer?.({ outputDirectory: `${out}/server`, serverDirectory: `${out}/server` }) as string;
   builder.instrument!({ entrypoint: `${out}/index.js`, instrumentation, start: `${out}/start.js`, initializer, module: { exports: ['app', 'server', 'shutdown'] } });
   builder.instrument!({ entrypoint: `${out}/handler.js`, instrumentation, start: `${out}/handler-start.js`, initializer, module: { exports: ['handler', 'install', 'env'] } });
 }
@@ -148,7 +155,8 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
       if (builder.hasServerInstrumentationFile?.() === true && typeof builder.instrument === 'function') instrument(builder, out);
     },
     supports: { read: () => true, instrumentation: () => true },
-    emulate: () => ({ platform: () => devPlatform() }),
+    // Undefined until the dev plugin has started its app (Kit then leaves event.platform unset).
+    emulate: () => ({ platform: () => devPlatform() as Platform }),
     vite: { plugins: [tachyon(o)] },
   };
 }

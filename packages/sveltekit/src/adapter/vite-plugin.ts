@@ -17,7 +17,8 @@ const KIT_SERVER_INDEX = /[\\/]runtime[\\/]server[\\/]index\.js$/;
 export interface VitePlugin {
   name: string;
   configResolved?(config: { root: string; command: string }): void;
-  options?(input: { input?: unknown }): { input?: unknown } | null | undefined;
+  /** Rollup's `input` option, typed as Rollup does: Vite's Plugin type must accept this hook. */
+  options?(input: { input?: string | string[] | Record<string, string> }): { input?: string | string[] | Record<string, string> } | null | undefined;
   configureServer?(server: DevServerLike): void | Promise<void>;
 }
 
@@ -42,7 +43,7 @@ export function tachyon(options?: AdapterOptions | ResolvedAdapterOptions): Vite
       const entries = input.input;
       // SvelteKit's server build is the one whose `index` input is Kit's server runtime (Kit 2 and 3).
       if (!ws || typeof entries !== 'object' || entries === null || Array.isArray(entries)) return null;
-      const index = (entries as Record<string, unknown>).index;
+      const index = entries.index;
       if (typeof index !== 'string' || !KIT_SERVER_INDEX.test(index)) return null;
       const file = resolveHooksFile(root, ws.hooks);
       if (file === undefined) return null;

@@ -2,7 +2,17 @@
 // room publishes, and sends the typing (batched: one `pvp:keystrokes` of 1–6 characters per
 // flush, so fast typists stay under the server's rate limit).
 import { Connection } from '@tachyon/sveltekit/client';
-import type { Countdown, GameState, LobbyUpdate, MatchEnded, Phase, PlayerView, ProgressUpdate, Result, WpmUpdate } from '../../../src/game/events.ts';
+import type {
+  Countdown,
+  GameState,
+  LobbyUpdate,
+  MatchEnded,
+  Phase,
+  PlayerView,
+  ProgressUpdate,
+  Result,
+  WpmUpdate,
+} from '../../../src/game/events.ts';
 
 export type { Phase, PlayerView, Result };
 
@@ -20,7 +30,8 @@ export const connection = (): Connection => (shared ??= new Connection({ path: '
 
 export class Race {
   readonly roomCode: string;
-  phase = $state<Phase | 'joining'>('joining');
+  /** `missing`: the code names no room (never existed, ended and collected, or malformed). */
+  phase = $state<Phase | 'joining' | 'missing'>('joining');
   passage = $state('');
   you = $state(0);
   players = $state<PlayerView[]>([]);
@@ -49,7 +60,7 @@ export class Race {
     if (!live) return;
     this.#stops.push(
       live.subscribe(`race:${this.roomCode}`, (event, data) => this.#on(event, data), {
-        onDenied: () => (this.error = 'This race does not exist (any more).'),
+        onDenied: () => (this.phase = 'missing'),
       }),
     );
     if (!(await this.#join())) return;
@@ -81,7 +92,12 @@ export class Race {
       this.error = null;
       return true;
     } catch (e) {
-      this.error = (e as Error).message;
+      // The server's codes (README, "Errors"): a malformed code fails the schema (VALIDATION),
+      // a well-formed one that names no room is refused with UNKNOWN_ROOM. Both are "no such
+      // race" to a player, not a protocol message.
+      const { code, message } = e as { code?: string; message: string };
+      if (code === 'VALIDATION' || message.startsWith('UNKNOWN_ROOM')) this.phase = 'missing';
+      else this.error = message;
       return false;
     }
   }
@@ -138,7 +154,8 @@ export class Race {
   }
 
   #players(players: PlayerView[]): void {
-    for (const p of players) if (!(p.playerId in this.colours)) this.colours[p.playerId] = COLOURS[Object.keys(this.colours).length % COLOURS.length]!;
+    for (const p of players)
+      if (!(p.playerId in this.colours)) this.colours[p.playerId] = COLOURS[Object.keys(this.colours).length % COLOURS.length]!;
     this.players = players;
   }
 
@@ -188,7 +205,8 @@ export class Race {
 
 /** Matchmakes as `name`; resolves with the room code (the guest cookie is set on the way). */
 export async function findRace(name: string): Promise<string> {
-  const res = await fetch(`/api/pvp/matchmake?name=${encodeURIComponent(name)}`);
+  // No name yet (a visitor who came by a link): the server picks a guest name.
+  const res = await fetch(name ? `/api/pvp/matchmake?name=${encodeURIComponent(name)}` : '/api/pvp/matchmake');
   if (!res.ok) {
     const body = (await res.json().catch(() => null)) as { message?: string } | null;
     throw new Error(body?.message ?? `Matchmaking failed (${res.status})`);

@@ -1,0 +1,10 @@
+// event.platform in load, actions and endpoints: { publish, subscribers, app } (@tachyon/sveltekit).
+// A named import, not `extends import(…)`: an interface cannot extend an import type, and the
+// error would be hidden (skipLibCheck skips .d.ts files) leaving App.Platform empty.
+import type { Platform as TachyonPlatform } from '@tachyon/sveltekit';
+
+declare global {
+  namespace App {
+    interface Platform extends TachyonPlatform {}
+  }
+}
