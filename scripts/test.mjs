@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: build, type tests, then every test file with Node's test runner.
+// `npm test`: the folder rules, build, type tests, then every test file with Node's test runner.
 import { spawnSync } from 'node:child_process';
 import { ensureSystemDeps } from './ensure-system-deps.mjs';
 
@@ -10,6 +10,8 @@ const run = (cmd, args) => {
 };
 
 console.log(`node ${process.version} (${process.execPath})`);
+// The folders of packages/server/src point one way (.dependency-cruiser.cjs): a few seconds, first.
+run('depcruise', ['packages/server/src', '--config', '.dependency-cruiser.cjs']);
 // redis-server and nats-server for the bus tests (test/buses/), installed with apt when missing.
 ensureSystemDeps();
 run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit', 'packages/redis', 'packages/nats']);

@@ -1,4 +1,4 @@
-export { App, type AppOptions, type ClusterCounts, type ListenOptions, type MountOptions, type Server } from './app/app.ts';
+export { App, type AppOptions, type ClusterCounts, type ClusterMember, type ListenOptions, type MountOptions, type Server } from './app/app.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
@@ -7,7 +7,7 @@ export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } fro
 export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
 export { BrokerBus, type BrokerBusOptions, type BrokerBusStats, type BrokerLink, type BrokerTransport } from './realtime/bus/broker/index.ts';
 export { Request, type Locals } from './http/io/request.ts';
-export { Response, EventStream, type Body, type StreamSource } from './http/io/response.ts';
+export { Response, EventStream, PreparedHeaders, prepareHeaders, type Body, type HeaderRecord, type StreamSource } from './http/io/response.ts';
 export { HttpError, ValidationError, type ValidationIssue, type ValidationTarget } from './http/errors.ts';
 export { ClientAbortError } from './http/io/body.ts';
 export { jsonLogger, silentLogger, type Logger } from './core/logger.ts';
@@ -37,4 +37,5 @@ export type { AppView } from './core/settings.ts';
 export { health, type HealthCheck, type HealthOptions } from './plugins/health/index.ts';
 export { metrics, type MetricsMiddleware, type MetricsOptions } from './plugins/metrics/index.ts';
 export { cluster, type AppFactory, type ClusterOptions, type ClusterServer } from './cluster/index.ts';
-export { ClusterRequestError, type ClusterHandler, type ClusterRequestErrorCode, type ClusterRequestOptions } from './cluster/requests.ts';
+export { ClusterRequestError, type ClusterHandler, type ClusterRequestErrorCode } from './core/rpc.ts';
+export type { ClusterRequestOptions } from './app/cluster-view.ts';

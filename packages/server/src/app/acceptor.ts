@@ -1,5 +1,5 @@
 // An acceptor: a uWS app with no routes that only listens, and hands each accepted connection
-// to one of its child apps (round-robin), each an App started with `_startForAcceptor()` in
+// to one of its child apps (round-robin), each an App started with `startForAcceptor()` in
 // its own worker thread. This is how uWS spreads one port over threads on every platform
 // (unlike SO_REUSEPORT). Internal: the building block for worker-thread clustering.
 import { loadUws, type UwsApp, type UwsListenSocket } from '../uws/index.ts';
@@ -9,7 +9,7 @@ import { listenOn } from './server.ts';
 export interface Acceptor {
   readonly port: number;
   readonly host: string;
-  /** Starts handing connections to the app behind `descriptor` (from `App._startForAcceptor`). */
+  /** Starts handing connections to the app behind `descriptor` (from `App.startForAcceptor`). */
   add(descriptor: number): void;
   /** Stops handing it connections; do this before that app closes. */
   remove(descriptor: number): void;

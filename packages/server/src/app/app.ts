@@ -26,12 +26,14 @@ import { closeOnSignals, listenOn, makeServer, type Running, type Server } from 
 import type { UwsApp } from '../uws/index.ts';
 import { Loopback } from './loopback.ts';
 import { wsStatsOf } from '../realtime/stats.ts';
-import { clusterMetricsOf, clusterWorker } from '../cluster/context.ts';
-import { ClusterRequests } from '../cluster/requests.ts';
-import { clusterView, type ClusterCounts } from './cluster-view.ts';
+import { clusterMetricsOf } from '../core/metrics-link.ts';
+import { Rpc } from '../core/rpc.ts';
+import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
+import type { ClusterMember } from './cluster-member.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { ClusterCounts } from './cluster-view.ts';
+export type { ClusterMember } from './cluster-member.ts';
 export type { Server } from './server.ts';
 
 /** Cluster-wide counts, beside the app's local `subscribers()` and `connections`. */
@@ -55,15 +57,21 @@ export class App extends Router {
   private server: Server | undefined;
   private readonly dedup = new DedupTable();
   private loading: Promise<unknown>[] = [];
-  private readonly hub: WsHub;
+  /** Replaced once, by joinCluster(): the cluster's bus is known only then. */
+  private hub: WsHub;
+  /** app.topic() declarations, in order: joinCluster() declares them again on the cluster's hub. */
+  private readonly topics: [pattern: string, options: TopicOptions][] = [];
   private readonly wsRoutes: WsRouteSpec[] = [];
   /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
   private readonly served: (MountInfo | StaticInfo)[] = [];
   private readonly servingHandlers = new WeakSet<object>();
   private started: Promise<Running> | undefined;
   private loopback: Loopback | undefined;
-  /** The cluster worker serving with this app (1..workers), or 0 outside a cluster (docs/cluster.md). */
-  readonly worker: number;
+  /** The cluster this app joined (joinCluster), if any. */
+  private member: ClusterMember | undefined;
+  private readonly place: ClusterPlace;
+  /** app.cluster.request()/handle(): to this thread only until joinCluster() connects it. */
+  private readonly requests = new Rpc();
   /** Counts over every worker of the cluster (this app's own outside one). */
   readonly cluster: ClusterCounts;
 
@@ -72,17 +80,38 @@ export class App extends Router {
     this.config = resolveAppOptions(options);
     this._settings = this.config.settings;
     this._settings.app = this;
-    // In a cluster worker: the worker's thread bus, and its id in every log line.
-    const worker = clusterWorker();
-    this.worker = worker?.id ?? 0;
-    if (worker !== undefined) this._settings.logger = childLogger(this._settings.logger, { worker: worker.id });
-    const bus = worker !== undefined ? worker.claimBus(this, this.config.bus) : this.config.bus;
-    const hub = (this.hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger));
-    // In a cluster, history topics share the primary's memory store, unless there is a bus to
-    // other servers, the app's or the primary's relay (then a store those servers share too:
-    // redisHistory).
-    if (worker?.history !== undefined && this.config.bus === undefined) hub.history.useDefault(worker.history);
-    this.cluster = clusterView(this.worker, worker?.workers ?? 0, worker?.requests(this) ?? new ClusterRequests(0, 0), hub);
+    this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
+    this.place = { worker: 0, workers: 0, hub: this.hub };
+    this.cluster = clusterView(this.place, this.requests);
+  }
+
+  /** The cluster worker serving with this app (1..workers), or 0 outside a cluster (docs/cluster.md). */
+  get worker(): number {
+    return this.place.worker;
+  }
+
+  /**
+   * Makes this app worker `member.worker` of a cluster: the worker's thread bus, its id on
+   * every log line, the cluster's history store and requests between workers. Advanced:
+   * cluster() calls it on the App its factory returns, before starting it (docs/cluster.md,
+   * "The App's side of a cluster"). Once, before the app starts.
+   */
+  joinCluster(member: ClusterMember): this {
+    if (this.started !== undefined) throw new Error('app.joinCluster() must be called before the app starts');
+    if (this.member !== undefined) throw new Error('app.joinCluster(): this app already joined a cluster');
+    const own = this.config.bus;
+    const bus = member.bus(own);
+    this.member = member;
+    this._settings.logger = childLogger(this._settings.logger, { worker: member.worker });
+    const hub = new WsHub(this.config.coalescePublishes, bus, this._settings.logger);
+    // History topics share the primary's memory store, unless there is a bus to other servers,
+    // the app's or the primary's relay (then a store those servers share too: redisHistory).
+    if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
+    for (const [pattern, options] of this.topics) this.declareTopic(hub, pattern, options);
+    this.hub = hub;
+    Object.assign(this.place, { worker: member.worker, workers: member.workers, hub });
+    member.connect(this.requests);
+    return this;
   }
 
   /**
@@ -158,9 +187,14 @@ export class App extends Router {
    */
   topic(pattern: string, options: TopicOptions): this {
     if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
-    const declared = this.hub.defineTopic(pattern, options);
-    if (declared.presence !== null) this.hub.enablePresence(this.config.presenceHeartbeat);
+    this.declareTopic(this.hub, pattern, options);
+    this.topics.push([pattern, options]);
     return this;
+  }
+
+  private declareTopic(hub: WsHub, pattern: string, options: TopicOptions): void {
+    const declared = hub.defineTopic(pattern, options);
+    if (declared.presence !== null) hub.enablePresence(this.config.presenceHeartbeat);
   }
 
   /**
@@ -283,9 +317,9 @@ export class App extends Router {
    * threads: uWS hands accepted connections from the acceptor's listen socket to this app).
    * Returns the descriptor to pass to the acceptor's `addChildAppDescriptor`, and the Server
    * whose close() drains like listen()'s (remove the descriptor from the acceptor first).
-   * @internal
+   * Advanced: cluster() uses it (docs/cluster.md, "The App's side of a cluster").
    */
-  async _startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
+  async startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
     if (this.server) throw new Error('This app is already started');
     const run = await this.startOnce();
     const server = makeServer(run, null, host, port);
@@ -324,9 +358,9 @@ export class App extends Router {
 
   /**
    * Listens on a port other threads of this process share with SO_REUSEPORT (cluster workers
-   * with `reusePort` on Linux; the port must already be resolved). @internal
+   * with `reusePort` on Linux; the port must already be resolved). Advanced: cluster() uses it.
    */
-  async _listenShared(port: number, host: string): Promise<Server> {
+  async listenShared(port: number, host: string): Promise<Server> {
     if (this.server) throw new Error('This app is already started');
     const run = await this.startOnce();
     const { socket } = await listenOn(run.uws, host, port, true);
@@ -336,14 +370,15 @@ export class App extends Router {
 
   /**
    * Drops every connection now, without draining: a cluster worker that is dying. Its thread
-   * can then end; a thread that ends while uWS still holds sockets aborts the process. @internal
+   * can then end; a thread that ends while uWS still holds sockets aborts the process.
+   * Advanced: prefer close(), which drains.
    */
-  _abort(): void {
+  abort(): void {
     this.uws?.close();
   }
 
-  /** @internal */
-  get _tls(): boolean {
+  /** True when the app serves HTTPS (it has a `tls` option). */
+  get tls(): boolean {
     return this.config.tls !== undefined;
   }
 
@@ -355,13 +390,12 @@ export class App extends Router {
     const o = this.config;
     // A metrics() middleware brings WebSocket counters: the hub counts only when one is installed.
     // In a cluster worker, it also gets the way to ask the other workers for theirs.
-    const worker = clusterWorker();
+    const member = this.member;
     for (const m of this._middleware) {
       for (const h of m.handlers) {
         this.hub.stats ??= wsStatsOf(h) ?? null;
-        const link = worker !== undefined ? clusterMetricsOf(h) : undefined;
-        const gather = link !== undefined ? worker!.linkMetrics(this, () => link.collect()) : undefined;
-        if (gather !== undefined) link!.attach(this, worker!.id, worker!.workers, gather);
+        const link = member !== undefined ? clusterMetricsOf(h) : undefined;
+        if (link !== undefined) link.attach(this, member!.worker, member!.workers, member!.linkMetrics(() => link.collect()));
       }
     }
     const uws = (this.uws ??= compileApp({

@@ -1,8 +1,16 @@
 // app.cluster: what an App knows of the cluster() it runs in (docs/cluster.md). Outside a
 // cluster the counts are this process's and requests to worker 0 are handled here, so app code
-// reads the same in one process and in N workers.
-import type { ClusterHandler, ClusterRequestOptions, ClusterRequests } from '../cluster/requests.ts';
+// reads the same in one process and in N workers. Requests travel through an Rpc (core/rpc.ts)
+// that app.joinCluster() connects to the other workers.
+import { ClusterRequestError, type ClusterHandler, type Rpc } from '../core/rpc.ts';
 import type { WsHub } from '../realtime/hub.ts';
+
+export interface ClusterRequestOptions {
+  /** ms to wait for the reply (default 5000); the request then rejects with code TIMEOUT. */
+  timeout?: number;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT = 5000;
 
 export interface ClusterCounts {
   /** This app's worker id (1..workers), 0 outside a cluster. */
@@ -24,16 +32,42 @@ export interface ClusterCounts {
   handle<Data = any>(channel: string, handler: ClusterHandler<Data>): void;
 }
 
-/** `worker` and `workers` are 0 outside a cluster. */
-export function clusterView(worker: number, workers: number, requests: ClusterRequests, hub: WsHub): ClusterCounts {
+/** Where the App stands: set by app.joinCluster() before the App starts. */
+export interface ClusterPlace {
+  worker: number;
+  workers: number;
+  hub: WsHub;
+}
+
+export function clusterView(place: Readonly<ClusterPlace>, rpc: Rpc): ClusterCounts {
   return Object.freeze({
-    worker,
-    workers,
-    request: <Reply>(to: number, channel: string, data?: unknown, options?: ClusterRequestOptions) => requests.request(to, channel, data, options) as Promise<Reply>,
-    handle: <Data>(channel: string, handler: ClusterHandler<Data>) => requests.handle(channel, handler),
-    subscribers: (topic: string) => hub.totalSubscribers(topic),
+    get worker() {
+      return place.worker;
+    },
+    get workers() {
+      return place.workers;
+    },
+    request: <Reply>(to: number, channel: string, data?: unknown, options: ClusterRequestOptions = {}) => {
+      if (typeof channel !== 'string' || channel === '') return Promise.reject(new TypeError('app.cluster.request(): the channel must be a non-empty string'));
+      const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT;
+      if (!Number.isFinite(timeout) || timeout <= 0) return Promise.reject(new RangeError('app.cluster.request(): timeout must be a number of ms above 0'));
+      const workers = place.workers;
+      const valid = workers === 0 ? to === 0 : Number.isInteger(to) && to >= 1 && to <= workers;
+      if (!valid) {
+        const range = workers === 0 ? 'only 0 outside a cluster' : `1 to ${workers}`;
+        return Promise.reject(new ClusterRequestError('UNKNOWN_WORKER', to, channel, `no worker ${String(to)} (worker ids are ${range})`));
+      }
+      return rpc.request(to, channel, data, { timeout }) as Promise<Reply>;
+    },
+    handle: <Data>(channel: string, handler: ClusterHandler<Data>) => {
+      if (typeof channel !== 'string' || channel === '') throw new TypeError('app.cluster.handle(): the channel must be a non-empty string');
+      if (typeof handler !== 'function') throw new TypeError('app.cluster.handle(): the handler must be a function');
+      if (rpc.has(channel)) throw new Error(`app.cluster.handle(): channel "${channel}" already has a handler`);
+      rpc.handle(channel, handler);
+    },
+    subscribers: (topic: string) => place.hub.totalSubscribers(topic),
     get connections() {
-      return hub.totalConnections;
+      return place.hub.totalConnections;
     },
   });
 }

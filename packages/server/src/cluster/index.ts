@@ -49,7 +49,7 @@ export async function cluster(options: ClusterOptions, factory: AppFactory): Pro
 async function inProcess(o: ResolvedClusterOptions, factory: AppFactory): Promise<ClusterServer> {
   const app: App = await factory();
   if (typeof app?.listen !== 'function') throw new TypeError('cluster(): the factory must return an App');
-  if (app._tls !== (o.tls !== undefined)) throw new Error('cluster(): the tls option of cluster() and of the App must agree');
+  if (app.tls !== (o.tls !== undefined)) throw new Error('cluster(): the tls option of cluster() and of the App must agree');
   const server = await app.listen({ port: o.port, host: o.host, signals: o.signals.length > 0 ? o.signals : false, shutdownTimeout: o.shutdownTimeout });
   return {
     port: server.port,

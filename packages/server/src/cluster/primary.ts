@@ -7,10 +7,12 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import { listenAcceptor, type Acceptor } from '../app/acceptor.ts';
 import type { ResolvedClusterOptions } from './options.ts';
 import { ByteRegistry } from './static-bytes.ts';
-import { MetricsExchange } from './metrics-exchange.ts';
+import { gatherMetrics } from './metrics-exchange.ts';
 import { BrokerRelay } from './relay.ts';
 import { randomBytes } from 'node:crypto';
-import { PrimaryHistory } from './history-exchange.ts';
+import { serveHistory } from './history-exchange.ts';
+import { isRpcMessage, Rpc } from '../core/rpc.ts';
+import { MemoryHistoryStore } from '../realtime/history/memory.ts';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
 
 /** Backoff stops growing here; a worker that stayed up this long starts over from the first delay. */
@@ -20,6 +22,8 @@ const HEALTHY_UPTIME = 30_000;
 interface Slot {
   readonly id: number;
   worker: Worker | null;
+  /** Requests to and from this worker (history, metrics, static bytes); a new one per thread. */
+  rpc: Rpc | null;
   descriptor: number | undefined;
   ready: boolean;
   startedAt: number;
@@ -39,14 +43,12 @@ export class Primary {
   private readonly watchdog: NodeJS.Timeout | undefined;
   private closing = false;
   /** app.static() bytes shared by the workers. */
-  private readonly bytes = new ByteRegistry((id, reply) => {
-    const worker = this.slots[id - 1]?.worker;
-    if (worker) this.tell(worker, reply);
-  });
-  /** metrics(): a scrape on one worker collects the others (metrics-exchange.ts). */
-  private readonly metrics: MetricsExchange;
+  private readonly bytes = new ByteRegistry();
   /** History topics' memory store, one for every worker (history-exchange.ts). */
-  private readonly history = new PrimaryHistory();
+  private readonly history = new MemoryHistoryStore();
+  /** Settles when close() starts: pending metrics scrapes answer with what arrived. */
+  private readonly closingStarted: Promise<void>;
+  private startClosing!: () => void;
   /** Stalled workers replaced but still running (see retire()). */
   private readonly abandoned = new Set<Worker>();
   private readonly o: ResolvedClusterOptions;
@@ -66,17 +68,10 @@ export class Primary {
     this.port = port;
     this.acceptor = acceptor;
     this.entry = entry;
+    this.closingStarted = new Promise<void>((resolve) => (this.startClosing = resolve));
     for (let id = 1; id <= o.workers; id++) {
-      this.slots.push({ id, worker: null, descriptor: undefined, ready: false, startedAt: 0, crashes: 0, lastBeat: 0, lastBeatAt: 0, restartTimer: undefined, onClosed: undefined });
+      this.slots.push({ id, worker: null, rpc: null, descriptor: undefined, ready: false, startedAt: 0, crashes: 0, lastBeat: 0, lastBeatAt: 0, restartTimer: undefined, onClosed: undefined });
     }
-    this.metrics = new MetricsExchange(
-      o.workers,
-      (id, message) => {
-        const worker = this.slots[id - 1]?.worker;
-        if (worker) this.tell(worker, message);
-      },
-      () => this.slots.filter((s) => s.ready && s.worker !== null).map((s) => s.id),
-    );
     this.relay = o.bus === undefined ? undefined : new BrokerRelay(o.bus, o.logger);
     this.heartbeatEvery = o.stallTimeout > 0 ? Math.max(10, Math.min(1000, Math.floor(o.stallTimeout / 4))) : 1000;
     if (o.stallTimeout > 0) this.watchdog = setInterval(() => this.checkStalls(), this.heartbeatEvery).unref();
@@ -110,7 +105,8 @@ export class Primary {
       relay: this.relay !== undefined,
     };
     const worker = new Worker(this.entry, { workerData: { [WORKER_MARK]: data } });
-    Object.assign(slot, { worker, descriptor: undefined, ready: false, startedAt: Date.now(), onClosed: undefined });
+    const rpc = this.connect(worker);
+    Object.assign(slot, { worker, rpc, descriptor: undefined, ready: false, startedAt: Date.now(), onClosed: undefined });
     // The mesh: a direct port between the new worker and every other live one.
     for (const other of this.slots) {
       if (other === slot || other.worker === null) continue;
@@ -134,7 +130,8 @@ export class Primary {
       };
       const timer = this.o.startTimeout > 0 ? setTimeout(() => fail(new Error(`cluster: worker ${slot.id} did not start within ${this.o.startTimeout} ms`)), this.o.startTimeout) : undefined;
       worker.on('message', (message: FromWorker) => {
-        if (message.type === 'ready') {
+        if (isRpcMessage(message)) rpc.receive(slot.id, message); // closed once the worker is retired
+        else if (message.type === 'ready') {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
@@ -148,12 +145,8 @@ export class Primary {
         } else if (message.type === 'failed') fail(asError(message.error));
         else if (message.type === 'fatal') this.died(slot, worker, asError(message.error), 'uncaught exception', 'abort');
         else if (message.type === 'closed') slot.onClosed?.();
-        else if (message.type === 'bytes-get' || message.type === 'bytes-put' || message.type === 'bytes-failed') {
-          if (slot.worker === worker) this.bytes.handle(slot.id, message);
-        } else if (message.type === 'metrics-ask' || message.type === 'metrics') {
-          if (slot.worker === worker) this.metrics.handle(slot.id, message);
-        } else if (message.type === 'history-append' || message.type === 'history-read') {
-          if (slot.worker === worker) this.tell(worker, this.history.handle(message));
+        else if (message.type === 'bytes-put' || message.type === 'bytes-failed') {
+          if (slot.worker === worker) this.bytes.note(message);
         }
       });
       worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));
@@ -163,6 +156,25 @@ export class Primary {
         slot.onClosed?.();
       });
     });
+  }
+
+  /**
+   * The primary's requests with one worker thread: it answers history, static bytes and
+   * metrics scrapes, and asks the worker for its metrics. Replies go to that thread only (a
+   * replacement starts its request ids over: it must never get its predecessor's replies).
+   */
+  private connect(worker: Worker): Rpc {
+    const rpc = new Rpc(0, (_to, message) => {
+      this.tell(worker, message);
+      return true;
+    });
+    serveHistory(rpc, this.history);
+    this.bytes.serve(rpc);
+    rpc.handle('metrics-gather', (timeout: number, from: number) => {
+      const others = this.slots.filter((s) => s.ready && s.rpc !== null && s.id !== from).map((s) => ({ id: s.id, rpc: s.rpc! }));
+      return gatherMetrics(from, this.o.workers, others, timeout, this.closingStarted);
+    });
+    return rpc;
   }
 
   private tell(worker: Worker, message: ToWorker, transfer?: Transferable[]): void {
@@ -185,8 +197,9 @@ export class Primary {
     slot.worker = null;
     slot.ready = false;
     Atomics.store(this.connections, slot.id, 0);
+    slot.rpc?.close(); // scrapes waiting for it count it missing
+    slot.rpc = null;
     this.bytes.forget(slot.id);
-    this.metrics.forget(slot.id);
     this.relay?.detach(slot.id);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
     if (how === 'terminate') void worker.terminate();
@@ -241,7 +254,7 @@ export class Primary {
     this.closing = true;
     clearInterval(this.watchdog);
     this.acceptor?.close();
-    this.metrics.close();
+    this.startClosing();
     await Promise.all(
       this.slots.map(async (slot) => {
         clearTimeout(slot.restartTimer);

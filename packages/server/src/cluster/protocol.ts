@@ -1,9 +1,8 @@
 // What the primary and its workers say to each other (through the Worker's message port),
 // and what a worker is given at birth (workerData). Internal to src/cluster/.
 import type { MessagePort } from 'node:worker_threads';
-import type { BytesReply, BytesRequest } from './static-bytes.ts';
-import type { MetricsReply, MetricsRequest } from './metrics-exchange.ts';
-import type { HistoryAnswer, HistoryAsk } from './history-exchange.ts';
+import type { RpcMessage } from '../core/rpc.ts';
+import type { BytesNote } from './static-bytes.ts';
 
 /** workerData key marking a thread as a cluster worker, so cluster() runs the factory there. */
 export const WORKER_MARK = '__tachyonClusterWorker';
@@ -36,9 +35,8 @@ export type ToWorker =
   | { type: 'close'; timeout: number }
   /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
   | { type: 'abort' }
-  | BytesReply
-  | MetricsReply
-  | HistoryAnswer;
+  /** Requests and replies: history, metrics, static bytes (core/rpc.ts; no `type` key). */
+  | RpcMessage;
 
 export type FromWorker =
   /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */
@@ -48,6 +46,5 @@ export type FromWorker =
   /** An uncaught exception or unhandled rejection after the start. */
   | { type: 'fatal'; error: unknown }
   | { type: 'closed' }
-  | BytesRequest
-  | MetricsRequest
-  | HistoryAsk;
+  | BytesNote
+  | RpcMessage;

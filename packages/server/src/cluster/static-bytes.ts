@@ -5,6 +5,7 @@
 // (read, hash and compress), copies them into shared memory once and hands them to the registry;
 // if another worker is making them right now, it waits for those. The registry holds what it
 // was given until the cluster closes (with watch mode, replaced files' old bytes stay too).
+import type { Rpc } from '../core/rpc.ts';
 import type { ByteStore, LoadedBytes } from '../serving/static/shared-bytes.ts';
 
 /** File bytes in shared memory, as they travel between threads. */
@@ -15,8 +16,8 @@ export interface SharedBytes {
   gzip: Uint8Array | undefined;
 }
 
-export type BytesRequest = { type: 'bytes-get'; ref: number; key: string } | { type: 'bytes-put'; key: string; bytes: SharedBytes } | { type: 'bytes-failed'; key: string };
-export type BytesReply = { type: 'bytes'; ref: number; bytes: SharedBytes | undefined };
+/** One-way notes from a worker (the request for bytes is an Rpc request, 'bytes-get'). */
+export type BytesNote = { type: 'bytes-put'; key: string; bytes: SharedBytes } | { type: 'bytes-failed'; key: string };
 
 const toShared = (b: Buffer | undefined): Uint8Array | undefined => {
   if (b === undefined) return undefined;
@@ -28,29 +29,19 @@ const toBuffer = (v: Uint8Array | undefined): Buffer | undefined => (v === undef
 
 /** The worker side: a ByteStore that asks the primary. */
 export class WorkerByteStore implements ByteStore {
-  private nextRef = 1;
-  private readonly pending = new Map<number, (bytes: SharedBytes | undefined) => void>();
-  private readonly post: (message: BytesRequest) => void;
+  private readonly primary: Rpc;
+  private readonly note: (message: BytesNote) => void;
   /** Files this worker loaded itself, and files it took from another worker. */
   readonly stats = { made: 0, shared: 0 };
 
-  constructor(post: (message: BytesRequest) => void) {
-    this.post = post;
-  }
-
-  /** A reply from the primary. */
-  reply(message: BytesReply): void {
-    const resolve = this.pending.get(message.ref);
-    this.pending.delete(message.ref);
-    resolve?.(message.bytes);
+  /** `primary`: this worker's requests to the primary (peer 0); `note` posts it a one-way note. */
+  constructor(primary: Rpc, note: (message: BytesNote) => void) {
+    this.primary = primary;
+    this.note = note;
   }
 
   async intern(key: string, make: () => Promise<LoadedBytes>): Promise<LoadedBytes> {
-    const ref = this.nextRef++;
-    const found = await new Promise<SharedBytes | undefined>((resolve) => {
-      this.pending.set(ref, resolve);
-      this.post({ type: 'bytes-get', ref, key });
-    });
+    const found = (await this.primary.request(0, 'bytes-get', key)) as SharedBytes | undefined;
     if (found !== undefined) {
       this.stats.shared++;
       return { body: toBuffer(found.body)!, hash: found.hash, br: toBuffer(found.br), gzip: toBuffer(found.gzip) };
@@ -59,19 +50,20 @@ export class WorkerByteStore implements ByteStore {
     try {
       made = await make();
     } catch (err) {
-      this.post({ type: 'bytes-failed', key });
+      this.note({ type: 'bytes-failed', key });
       throw err;
     }
     this.stats.made++;
     const shared: SharedBytes = { body: toShared(made.body)!, hash: made.hash, br: toShared(made.br), gzip: toShared(made.gzip) };
-    this.post({ type: 'bytes-put', key, bytes: shared });
+    this.note({ type: 'bytes-put', key, bytes: shared });
     return { body: toBuffer(shared.body)!, hash: shared.hash, br: toBuffer(shared.br), gzip: toBuffer(shared.gzip) };
   }
 }
 
 interface Waiter {
-  worker: number;
-  ref: number;
+  readonly worker: number;
+  /** Undefined: make the bytes yourself. */
+  readonly answer: (bytes: SharedBytes | undefined) => void;
 }
 
 /** The primary side: shared bytes by key, and who is making which. */
@@ -79,34 +71,37 @@ export class ByteRegistry {
   private readonly made = new Map<string, SharedBytes>();
   /** Keys being made: by which worker, and who waits for them. */
   private readonly making = new Map<string, { by: number; waiting: Waiter[] }>();
-  private readonly send: (worker: number, reply: BytesReply) => void;
 
-  constructor(send: (worker: number, reply: BytesReply) => void) {
-    this.send = send;
+  /** Answers each worker's 'bytes-get' (`rpc`: the primary's requests with that worker). */
+  serve(rpc: Rpc): void {
+    rpc.handle('bytes-get', (key: string, worker: number) => this.get(worker, key));
   }
 
-  handle(worker: number, message: BytesRequest): void {
-    if (message.type === 'bytes-get') {
-      const bytes = this.made.get(message.key);
-      if (bytes !== undefined) return this.send(worker, { type: 'bytes', ref: message.ref, bytes });
-      const job = this.making.get(message.key);
-      if (job !== undefined) job.waiting.push({ worker, ref: message.ref });
-      else {
-        this.making.set(message.key, { by: worker, waiting: [] });
-        this.send(worker, { type: 'bytes', ref: message.ref, bytes: undefined });
-      }
-    } else if (message.type === 'bytes-put') {
+  /** The bytes of `key`, at once or once another worker made them; undefined: `worker` makes them. */
+  get(worker: number, key: string): SharedBytes | undefined | Promise<SharedBytes | undefined> {
+    const bytes = this.made.get(key);
+    if (bytes !== undefined) return bytes;
+    const job = this.making.get(key);
+    if (job === undefined) {
+      this.making.set(key, { by: worker, waiting: [] });
+      return undefined;
+    }
+    return new Promise((answer) => job.waiting.push({ worker, answer }));
+  }
+
+  note(message: BytesNote): void {
+    if (message.type === 'bytes-put') {
       this.made.set(message.key, message.bytes);
       const job = this.making.get(message.key);
       this.making.delete(message.key);
-      for (const w of job?.waiting ?? []) this.send(w.worker, { type: 'bytes', ref: w.ref, bytes: message.bytes });
+      for (const w of job?.waiting ?? []) w.answer(message.bytes);
     } else this.handOver(message.key);
   }
 
   /** A worker is gone: what it was making passes to one of those waiting for it. */
   forget(worker: number): void {
     for (const [key, job] of this.making) {
-      job.waiting = job.waiting.filter((w) => w.worker !== worker); // its replacement reuses the id, not the refs
+      job.waiting = job.waiting.filter((w) => w.worker !== worker); // never answered: its replacement asks anew
       if (job.by === worker) this.handOver(key);
     }
   }
@@ -118,7 +113,7 @@ export class ByteRegistry {
     if (next === undefined) this.making.delete(key);
     else {
       job.by = next.worker;
-      this.send(next.worker, { type: 'bytes', ref: next.ref, bytes: undefined });
+      next.answer(undefined);
     }
   }
 }

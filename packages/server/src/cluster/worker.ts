@@ -4,18 +4,34 @@
 // close. Uncaught errors are reported to the primary, which replaces this worker.
 import { parentPort } from 'node:worker_threads';
 import { App } from '../app/app.ts';
+import type { ClusterMember } from '../app/cluster-member.ts';
 import type { Server } from '../app/server.ts';
-import type { Bus } from '../realtime/bus/index.ts';
-import { enterWorker } from './context.ts';
+import { isRpcMessage, Rpc } from '../core/rpc.ts';
 import type { FromWorker, ToWorker, WorkerData } from './protocol.ts';
 import { ThreadBus } from './thread-bus.ts';
 import { WorkerByteStore } from './static-bytes.ts';
 import { WorkerMetrics } from './metrics-exchange.ts';
 import { WorkerHistoryStore } from './history-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
-import { ClusterRequests } from './requests.ts';
 
 export type AppFactory = () => App | Promise<App>;
+
+export interface WorkerStats {
+  /** Messages this worker sent to and received from the others (thread-bus.ts). */
+  readonly sent: number;
+  readonly received: number;
+  readonly relayed: number;
+  /** Static files it loaded itself, and files it took from another worker (static-bytes.ts). */
+  readonly staticMade: number;
+  readonly staticShared: number;
+}
+
+let stats: (() => WorkerStats) | undefined;
+
+/** This thread's cluster traffic, when it is a cluster worker (diagnostics: the cluster tests read it). */
+export function workerStats(): WorkerStats | undefined {
+  return stats?.();
+}
 
 /** Never settles: in a worker, the code after `await cluster(...)` does not run (it is the primary's). */
 export async function runWorker(data: WorkerData, factory: AppFactory): Promise<never> {
@@ -30,37 +46,40 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     }
   };
   const bus = new ThreadBus(data.id, new Int32Array(data.connections), data.processId);
+  // Requests to the primary (peer 0): history, metrics, static bytes (core/rpc.ts).
+  const primary = new Rpc(data.id, (_to, message) => {
+    parent.postMessage(message);
+    return true;
+  });
   // app.static() files: held once for the whole cluster (static-bytes.ts).
-  const bytes = new WorkerByteStore((message) => parent.postMessage(message));
+  const bytes = new WorkerByteStore(primary, (note) => parent.postMessage(note));
   installByteStore(bytes);
   // metrics(): a scrape on this worker gathers the others' through the primary (metrics-exchange.ts).
-  const metrics = new WorkerMetrics(data.id, data.workers, post);
+  const metrics = new WorkerMetrics(data.id, data.workers, primary);
   // History topics: the memory store lives in the primary, for every worker (history-exchange.ts).
-  const history = new WorkerHistoryStore(post);
-  // app.cluster.request()/handle(): over the same ports as the bus (requests.ts).
-  const requests = new ClusterRequests(data.id, data.workers, { post: (to, message) => bus.message(to, message) });
-  bus.onMessage = (from, message) => requests.receive(from, message);
-  bus.onPeerGone = (id) => requests.peerGone(id);
-  let owner: object | undefined;
-  enterWorker({
-    id: data.id,
+  const history = new WorkerHistoryStore(primary);
+  stats = () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared });
+  // What the App the factory returns joins (app.joinCluster): only that App is the cluster's.
+  const member: ClusterMember = {
+    worker: data.id,
     workers: data.workers,
-    claimBus(app: object, own: Bus | undefined): Bus | undefined {
-      if (owner !== undefined) return own; // a second App in the worker: not part of the cluster's pub/sub
+    history: data.relay ? undefined : history,
+    bus(own) {
       if (own !== undefined && data.relay) throw new Error('cluster({ bus }) relays for every worker: the App must not have a bus option too (pick one, docs/cluster.md "With a broker")');
-      owner = app;
       if (own !== undefined) bus.compose(own);
       return bus;
     },
-    history: data.relay ? undefined : history,
-    requests: (app: object) => (owner === app ? requests : undefined),
-    stats: () => ({ ...bus.stats, staticMade: bytes.stats.made, staticShared: bytes.stats.shared }),
-    linkMetrics(app: object, collect: () => Promise<unknown[]>) {
-      if (owner !== app) return undefined; // like the bus: only the App the factory returns is the cluster's
-      metrics.provide(collect);
-      return (timeout: number) => metrics.gather(timeout);
+    connect(requests) {
+      // app.cluster.request()/handle(): over the same ports as the bus, worker to worker.
+      requests.connect(data.id, (to, message) => bus.message(to, message));
+      bus.onMessage = (from, message) => requests.receive(from, message);
+      bus.onPeerGone = (id) => requests.peerGone(id);
     },
-  });
+    linkMetrics(collect) {
+      metrics.provide(collect);
+      return (timeout) => metrics.gather(timeout);
+    },
+  };
   const beats = new Int32Array(data.heartbeats);
   setInterval(() => Atomics.add(beats, data.id, 1), data.heartbeatEvery).unref();
   // After the start, a throw nobody caught ends this worker: the primary logs and replaces it.
@@ -79,14 +98,12 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     if (aborted) return;
     aborted = true;
     try {
-      app?._abort();
+      app?.abort();
     } catch {}
   };
   process.on('exit', abort);
   parent.on('message', (message: ToWorker) => {
-    if (message.type === 'bytes') bytes.reply(message);
-    else if (message.type === 'history') history.reply(message);
-    else if (message.type === 'metrics-collect' || message.type === 'metrics-gathered') metrics.handle(message);
+    if (isRpcMessage(message)) primary.receive(0, message);
     else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
     else if (message.type === 'relay') bus.addRelay(message.port);
@@ -102,14 +119,15 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   try {
     app = await factory();
     if (!(app instanceof App)) throw new TypeError('cluster(): the factory must return an App');
-    if (owner !== app) throw new Error('cluster(): the factory must return the first App it created in the worker');
-    if (app._tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
+    if (app.tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
     if (data.mode === 'acceptor') {
-      const handedTo = await app._startForAcceptor(data.port, data.host);
+      app.joinCluster(member);
+      const handedTo = await app.startForAcceptor(data.port, data.host);
       server = handedTo.server;
       post({ type: 'ready', descriptor: handedTo.descriptor });
     } else {
-      server = await app._listenShared(data.port, data.host);
+      app.joinCluster(member);
+      server = await app.listenShared(data.port, data.host);
       post({ type: 'ready' });
     }
     started = true;

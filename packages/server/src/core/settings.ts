@@ -1,6 +1,4 @@
 import type { Logger } from './logger.ts';
-import type { RequestIdConfig } from '../http/observe/request-id.ts';
-import type { AccessLogConfig } from '../http/observe/access-log.ts';
 
 /**
  * Which hops of X-Forwarded-For to believe: false (none: the socket address), true (all:
@@ -8,6 +6,24 @@ import type { AccessLogConfig } from '../http/observe/access-log.ts';
  * address from the right.
  */
 export type TrustProxy = boolean | number | ((address: string, hop: number) => boolean);
+
+/** Resolved request-id settings (Settings.requestId; from the requestId option, http/observe/request-id.ts). */
+export interface RequestIdConfig {
+  readonly header: string;
+  /** Whether to read the incoming header; undefined: follow trustProxy. */
+  readonly trustHeader: boolean | undefined;
+  readonly generate: () => string;
+}
+
+/** Resolved access-log settings (Settings.accessLog; from the accessLog option, http/observe/access-log.ts). */
+export interface AccessLogConfig {
+  readonly level: 'info' | 'debug';
+  /**
+   * Requests not to log. It gets the http Request, a type core/ cannot name (http/ is above
+   * it): the option's own type, AccessLogOptions.skip, is the checked one.
+   */
+  skip?(req: object): boolean;
+}
 
 /** App-wide settings every request reads, resolved once from AppOptions. */
 export interface Settings {

@@ -12,7 +12,7 @@
 export interface DedupRequest {
   readonly method: string;
   readonly url: string;
-  _header(key: string): string | undefined;
+  header(name: string): string | undefined;
 }
 
 export const MAX_SHARED_BODY = 512 * 1024;
@@ -38,9 +38,9 @@ export class DedupTable {
   keyFor(req: DedupRequest): string | null {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return null;
-    if (req._header('cookie') !== undefined || req._header('authorization') !== undefined) return null;
-    if (req._header('x-no-dedup') === '1') return null;
-    return `${method} ${req._header('host') ?? ''} ${req.url}`;
+    if (req.header('cookie') !== undefined || req.header('authorization') !== undefined) return null;
+    if (req.header('x-no-dedup') === '1') return null;
+    return `${method} ${req.header('host') ?? ''} ${req.url}`;
   }
 
   /** Followers: resolves with the leader's response, or null when it cannot be shared. */

@@ -89,7 +89,7 @@ const EMPTY = Buffer.alloc(0);
 /** Reads and parses the body for a `body` schema. JSON, the common case, costs one promise. */
 function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
   try {
-    const type = req._header('content-type');
+    const type = req.header('content-type');
     const reader = req._bodyReader();
     if (type === undefined) {
       if (reader === null) return NO_BODY; // no body at all: let the schema decide (optional bodies)

@@ -7,7 +7,7 @@ import { compileValidator, type Schema, type Validator } from '../http/validatio
 import type { Logger } from '../core/logger.ts';
 import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
 import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
-import type { Socket } from './socket.ts';
+import type { Socket, SocketHub } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/index.ts';
@@ -29,11 +29,11 @@ const TOO_MANY = 'too many subscriptions';
 /** Sends a protocol answer; corked when it happens outside a uWS callback. */
 function answer(s: Socket<any>, text: string, async: boolean): void {
   if (s.closed) return;
-  if (async) s.cork(() => s._send(text, false));
-  else s._send(text, false);
+  if (async) s.cork(() => s.sendRaw(text, false));
+  else s.sendRaw(text, false);
 }
 
-export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger): ControlHandler {
+export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, { validate: def.schema ? compileValidator('body', def.schema) : null, handler: def.handler as CompiledEvent['handler'] });
@@ -52,8 +52,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
       if (allowed === true && overSubscribed(s, topic)) answer(s, deniedFrame(topic, ref, TOO_MANY), async);
       else if (allowed === true) {
         // History topics: the replay (when asked), then the subscription and a positioned answer.
-        const h = s._policy.hub.historyOf(topic);
-        if (h !== null) return s._policy.hub.subscribeHistory(s, topic, h, history, ref, async);
+        const h = hub.historyOf(topic);
+        if (h !== null) return hub.subscribeHistory(s, topic, h, history, ref, async);
         s.subscribe(topic);
         answer(s, subscribedFrame(topic, ref), async);
       } else answer(s, deniedFrame(topic, ref, 'not allowed'), async);
@@ -76,7 +76,7 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
     );
   };
 
-  const presence = compilePresenceRead(b, log, answer);
+  const presence = compilePresenceRead(b, log, answer, hub);
 
   const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean) => {
     if (err instanceof ValidationError) return answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);

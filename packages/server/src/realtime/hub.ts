@@ -4,7 +4,7 @@
 // every publish (the same bytes) and hears when a topic gains its first or loses its last
 // local subscriber (bus/bus.ts).
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
-import type { Socket } from './socket.ts';
+import { publishExcept, type Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
@@ -84,7 +84,7 @@ export class WsHub {
     if (this.uws === null) return false;
     if (this.history.recording) this.history.delivered(topic, envelope);
     if (this.remote !== null) this.sendToBus(topic, envelope, false);
-    return from !== null && !from.closed ? from._publishExcept(topic, envelope) : this.uws.publish(topic, envelope, false);
+    return from !== null && !from.closed ? publishExcept(from, topic, envelope) : this.uws.publish(topic, envelope, false);
   };
 
   /** @internal */

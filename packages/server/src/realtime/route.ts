@@ -10,7 +10,7 @@ import { compileControl } from './control.ts';
 import type { WsHub } from './hub.ts';
 import { CLOSE_RATE_LIMITED, CLOSE_TOO_BIG, CLOSE_TOO_SLOW, errorFrame, isControlFrame, readRef } from './protocol.ts';
 import { admitMessage, newBudget } from './rate-limit.ts';
-import type { Socket, SocketPolicy } from './socket.ts';
+import { attachSocket, detachSocket, type Socket, type SocketPolicy } from './socket.ts';
 import { compileUpgrade, type UpgradeData } from './upgrade.ts';
 
 /** uWS keeps the user data given to `upgrade` on the socket object itself. */
@@ -40,7 +40,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     hub,
     stats,
   };
-  const control = compileControl(b, limits, log);
+  const control = compileControl(b, limits, log, hub);
 
   // Runs an app hook: a throw or a rejection is logged, never thrown into uWS. The hook and
   // its arguments are passed separately so that no call site builds a closure (message is hot).
@@ -59,9 +59,8 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
   const closeAfter = limits.rateLimit?.closeAfter ?? 0;
 
   /** Over messagesPerSecond: protocol frames get RATE_LIMITED, raw messages are dropped; persistent abuse closes. */
-  const refuse = (s: Socket<any>, ab: ArrayBuffer, isBinary: boolean): void => {
+  const refuse = (s: Socket<any>, refused: number, ab: ArrayBuffer, isBinary: boolean): void => {
     if (s.closed) return; // frames still in flight after the close: nothing more to say
-    const refused = s._budget!.refused;
     if (closeAfter > 0 && refused >= closeAfter) {
       log.warn({ ip: s.ip, refused, perSecond }, 'websocket kept sending past its rate limit: closing with 4430');
       return s.close(CLOSE_RATE_LIMITED, 'Rate limited');
@@ -69,7 +68,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     if (refused === 1) log.debug({ ip: s.ip, perSecond }, 'websocket over its message rate limit');
     if (isBinary || ab.byteLength < 9) return;
     const bytes = new Uint8Array(ab);
-    if (isControlFrame(bytes)) s._send(rateLimitedFrame(bytes, perSecond), false);
+    if (isControlFrame(bytes)) s.sendRaw(rateLimitedFrame(bytes, perSecond), false);
   };
 
   return {
@@ -87,7 +86,7 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
 
     open(ws) {
       const { socket: s, deferOpen } = ws as unknown as UpgradeData;
-      s._attach(ws);
+      attachSocket(s, ws);
       hub.add(s);
       if (!b.open) return;
       // uWS 20.57 bug: after an asynchronous (corked) upgrade, a message of 56-71 bytes sent
@@ -99,13 +98,17 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     },
 
     message(ws: UwsWebSocket, ab: ArrayBuffer, isBinary: boolean) {
-      const s = socketOf(ws);
+      const data = ws as unknown as UpgradeData;
+      const s = data.socket;
       if (stats !== null) stats.messagesIn++;
       if (ab.byteLength > limit) {
         log.warn({ ip: s.ip, size: ab.byteLength, limit }, 'websocket message too big: closing with 1009');
         return s.close(CLOSE_TOO_BIG, 'Message too big');
       }
-      if (perSecond !== 0 && !admitMessage((s._budget ??= newBudget(Date.now())), perSecond, Date.now())) return refuse(s, ab, isBinary);
+      if (perSecond !== 0) {
+        const budget = (data.budget ??= newBudget(Date.now()));
+        if (!admitMessage(budget, perSecond, Date.now())) return refuse(s, budget.refused, ab, isBinary);
+      }
       if (!isBinary && ab.byteLength >= 9) {
         const bytes = new Uint8Array(ab);
         if (isControlFrame(bytes)) return control(s, bytes);
@@ -125,8 +128,8 @@ export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub
     close(ws, code, message) {
       const s: Socket<any> = socketOf(ws);
       const reason = Buffer.from(message).toString('utf8'); // copied: the buffer dies with the callback
-      if (hub.distributed) hub.socketClosing(s._topicsAtClose());
-      s._detach();
+      const topics = detachSocket(s);
+      if (hub.distributed) hub.socketClosing(topics);
       hub.presence?.closed(s);
       hub.remove(s);
       if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');

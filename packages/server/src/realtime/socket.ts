@@ -2,11 +2,9 @@
 // socket has closed: the uWS object is never touched after its close callback.
 import { assertEventName, assertTopic, directEnvelope, encodeData, topicEnvelope } from './protocol.ts';
 import type { UwsWebSocket } from '../uws/index.ts';
-import type { MessageBudget } from './rate-limit.ts';
 import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
-import type { PresenceTracker } from './presence/index.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -28,7 +26,19 @@ export interface SocketHub {
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
   subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void;
   /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
-  readonly presence: PresenceTracker | null;
+  readonly presence: SocketPresence | null;
+}
+
+/**
+ * What a socket tells presence (presence/tracker.ts implements it). Declared here, not
+ * imported: presence/ knows sockets, so sockets know presence only by this interface.
+ */
+export interface SocketPresence {
+  subscribed(socket: Socket<any>, topic: string): void;
+  unsubscribed(socket: Socket<any>, topic: string): void;
+  /** Whether `topic` has presence (non-null) and who is on it: the `presence` frame (presence/read.ts). */
+  options(topic: string): object | null;
+  members(topic: string): readonly { readonly id: string; readonly data?: unknown }[];
 }
 
 /** Route-level hooks a socket calls: the slow-consumer policy, and the app's publish batching. @internal */
@@ -51,34 +61,15 @@ export class Socket<Data = unknown> {
   /** close() was called: no more sends, the closing handshake is under way. @internal */
   _closing = false;
   /** @internal */ _policy: SocketPolicy;
-  /** Message counting, on routes with rateLimit.messagesPerSecond only. @internal */
-  _budget: MessageBudget | null = null;
   private subscriptions = 0;
-  private tracked: Set<string> | null = null;
+  /** The topics subscribed to, kept only when a bus needs them at close (see detachSocket). @internal */
+  _tracked: Set<string> | null = null;
 
   /** @internal */
   constructor(data: Data, ip: string, policy: SocketPolicy) {
     this.data = data;
     this.ip = ip;
     this._policy = policy;
-  }
-
-  /** uWS opened the socket. @internal */
-  _attach(ws: UwsWebSocket): void {
-    this._ws = ws;
-  }
-
-  /** uWS closed the socket: never touch the uWS object again. @internal */
-  _detach(): void {
-    this._ws = null;
-  }
-
-  /**
-   * The topics this socket is subscribed to, kept only when a bus needs them at close (uWS
-   * refuses getTopics() inside its close callback). @internal
-   */
-  _topicsAtClose(): Iterable<string> {
-    return this.tracked ?? [];
   }
 
   /** True once close() was called or the connection is gone. */
@@ -107,8 +98,7 @@ export class Socket<Data = unknown> {
     return this._send(message, isBinary);
   }
 
-  /** @internal */
-  _send(message: string | ArrayBuffer | Uint8Array, isBinary: boolean): SendResult {
+  private _send(message: string | ArrayBuffer | Uint8Array, isBinary: boolean): SendResult {
     const ws = this.live();
     if (ws === null) return 'closed';
     const stats = this._policy.stats;
@@ -126,7 +116,7 @@ export class Socket<Data = unknown> {
     this.subscriptions++;
     const ok = ws.subscribe(topic);
     if (this._policy.hub.distributed) {
-      (this.tracked ??= new Set()).add(topic);
+      (this._tracked ??= new Set()).add(topic);
       this._policy.hub.subscribed(topic);
     }
     const presence = this._policy.hub.presence;
@@ -142,7 +132,7 @@ export class Socket<Data = unknown> {
     this.subscriptions--;
     const ok = ws.unsubscribe(topic);
     if (this._policy.hub.distributed) {
-      this.tracked?.delete(topic);
+      this._tracked?.delete(topic);
       this._policy.hub.unsubscribed(topic);
     }
     const presence = this._policy.hub.presence;
@@ -177,19 +167,8 @@ export class Socket<Data = unknown> {
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
-    const sent = this._publishExcept(topic, envelope);
+    const sent = publishExcept(this, topic, envelope);
     if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
-    return sent;
-  }
-
-  /** Publishes to this process's subscribers of `topic` except this socket. @internal */
-  _publishExcept(topic: string, envelope: string): boolean {
-    const ws = this.live();
-    if (ws === null) return this._policy.hub.publishLocal(topic, envelope);
-    const sent = ws.publish(topic, envelope, false);
-    // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
-    // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
-    if (!sent && this.subscriptions === 0) return this._policy.hub.publishLocal(topic, envelope);
     return sent;
   }
 
@@ -214,4 +193,33 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws !== null) ws.cork(fn);
   }
+}
+
+// The socket's life, driven by its route (route.ts) and the hub: module functions, so that the
+// `_` state above stays this module's own.
+
+/** uWS opened the socket. */
+export function attachSocket(s: Socket<any>, ws: UwsWebSocket): void {
+  s._ws = ws;
+}
+
+/**
+ * uWS closed the socket: it is never touched again. Returns the topics it was subscribed to
+ * when a bus needs them (uWS refuses getTopics() inside its close callback), else nothing.
+ */
+export function detachSocket(s: Socket<any>): Iterable<string> {
+  s._ws = null;
+  return s._tracked ?? NO_TOPICS;
+}
+const NO_TOPICS: readonly string[] = [];
+
+/** Publishes to this process's subscribers of `topic` except `s` (Socket.publish, and the hub's history topics). */
+export function publishExcept(s: Socket<any>, topic: string, envelope: string): boolean {
+  const ws = s._closing ? null : s._ws;
+  if (ws === null) return s._policy.hub.publishLocal(topic, envelope);
+  const sent = ws.publish(topic, envelope, false);
+  // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
+  // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
+  if (!sent && s.subscriptionCount === 0) return s._policy.hub.publishLocal(topic, envelope);
+  return sent;
 }

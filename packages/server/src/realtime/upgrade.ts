@@ -5,18 +5,21 @@ import { defaultErrorHandler, readParams } from '../http/compile-route.ts';
 import { HttpError } from '../http/errors.ts';
 import { Request, resolveClientIp } from '../http/io/request.ts';
 import { Response, type ResponseHooks } from '../http/io/response.ts';
+import { continueAsync, handOver, leaveCallback, pair } from '../http/io/exchange.ts';
 import type { Settings } from '../core/settings.ts';
 import { asciiText, type UwsWebSocketBehavior } from '../uws/index.ts';
 import type { WsBehavior, WsRouteSpec } from './behavior.ts';
 import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
-import type { UpgradeLimiter } from './rate-limit.ts';
+import type { MessageBudget, UpgradeLimiter } from './rate-limit.ts';
 
 /** What uWS hands to `open` as the socket's user data. */
 export interface UpgradeData {
   socket: Socket<any>;
   /** The upgrade finished outside its callback (async `upgrade` hook): see `open` in route.ts. */
   deferOpen: boolean;
+  /** Message counting, on routes with rateLimit.messagesPerSecond only (route.ts). */
+  budget: MessageBudget | null;
 }
 
 /** Builds the uWS `upgrade` handler for one route (once, at startup). */
@@ -41,7 +44,7 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
   /** Origin check, then the app's hook: the socket's data, false, or a promise of either. */
   const decide = (req: Request): unknown => {
     if (!originAllowed(b.allowedOrigins, req)) {
-      log.warn({ origin: req._header('origin'), host: req._header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
+      log.warn({ origin: req.header('origin'), host: req.header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
       throw new HttpError(403, 'Origin not allowed');
     }
     return b.upgrade ? b.upgrade(req) : undefined;
@@ -57,14 +60,14 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
       const origin = ureq.getHeader('origin');
       if (origin === '' || originMatches(staticOrigins, origin, ureq.getHeader('host') || undefined)) {
         const ip = resolveClientIp(asciiText(ures.getRemoteAddressAsText()), ureq.getHeader('x-forwarded-for') || undefined, settings.trustProxy);
-        const data: UpgradeData = { socket: new Socket(undefined, ip, policy), deferOpen: false };
+        const data: UpgradeData = { socket: new Socket(undefined, ip, policy), deferOpen: false, budget: null };
         ures.upgrade(data, ureq.getHeader('sec-websocket-key'), ureq.getHeader('sec-websocket-protocol'), ureq.getHeader('sec-websocket-extensions'), context);
         return;
       }
     }
     const res = new Response(ures, settings, hooks, false, tls);
     const req = new Request(ureq, res, 'GET', settings, 0);
-    res._bind(req);
+    pair(req, res);
     // The uWS request dies with this callback: copy the handshake headers now.
     const key = ureq.getHeader('sec-websocket-key');
     const protocol = ureq.getHeader('sec-websocket-protocol');
@@ -72,8 +75,8 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
     const finish = (decided: unknown, async: boolean) => {
       if (res.finished) return; // the client left during an async upgrade
       if (decided === false) return hooks.fail(new HttpError(401, 'Unauthorized'), req, res);
-      const data: UpgradeData = { socket: new Socket(decided, req.ip, policy), deferOpen: async };
-      res._handOver(); // handed over to uWS: the HTTP response must not be touched again
+      const data: UpgradeData = { socket: new Socket(decided, req.ip, policy), deferOpen: async, budget: null };
+      handOver(res); // handed over to uWS: the HTTP response must not be touched again
       ures.cork(() => ures.upgrade(data, key, protocol, extensions, context));
     };
     try {
@@ -82,18 +85,16 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
       const counted = limiter === null ? undefined : limiter.check(req, log);
       const decided = counted === undefined ? decide(req) : counted.then(() => decide(req));
       if (!(decided instanceof Promise)) {
-        res._leaveCallback(); // upgrade() corks by itself
+        leaveCallback(res); // upgrade() corks by itself
         return finish(decided, false);
       }
-      req._snapshot();
-      res._leaveCallback();
-      ures.onAborted(() => res._abort());
+      continueAsync(req, res, ures);
       decided.then(
         (data) => finish(data, true),
         (err) => hooks.fail(err, req, res),
       );
     } catch (err) {
-      res._leaveCallback();
+      leaveCallback(res);
       hooks.fail(err, req, res);
     }
   };
@@ -101,10 +102,10 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
 
 /** Browsers send Origin on every WebSocket handshake; other clients usually don't. */
 function originAllowed(policy: WsBehavior<any, any>['allowedOrigins'], req: Request): boolean {
-  const origin = req._header('origin');
+  const origin = req.header('origin');
   if (origin === undefined) return true;
   if (typeof policy === 'function') return policy(origin, req) === true;
-  return originMatches(policy, origin, req._header('host'));
+  return originMatches(policy, origin, req.header('host'));
 }
 
 /** '*', a list, or (default) same origin as the Host header. */

@@ -75,7 +75,7 @@ export function toWebRequest(req: Request, stripPrefix = '', origin?: string): g
   }
   const href = `${origin ?? `${req.protocol}://${requestHost(req)}`}${path}`;
   const method = req.method;
-  const hasBody = method !== 'GET' && method !== 'HEAD' && req._hasBody();
+  const hasBody = method !== 'GET' && method !== 'HEAD' && req.hasBody;
   const init = {
     method,
     // A plain record: undici copies it into the Request's own header list (a Headers built
@@ -94,15 +94,14 @@ export function toWebRequest(req: Request, stripPrefix = '', origin?: string): g
 }
 
 function requestHost(req: Request): string {
-  const hostHeader = req._header('host');
+  const hostHeader = req.header('host');
   // A Host header is client input: never let it change the URL's shape.
   return hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
 }
 
-function bodyStream(req: Request): ReadableStream<Uint8Array> | null {
-  const reader = req._bodyReader();
-  if (reader === null) return null;
-  const chunks = reader.chunksAsTheyArrive();
+function bodyStream(req: Request): ReadableStream<Uint8Array> {
+  // The request's own iterator: chunks as they arrive, the socket paused between reads.
+  const chunks = req[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {

@@ -6,7 +6,7 @@ import { App } from '../../src/index.ts';
 const app = new App();
 app.get('/who', () => ({ thread: threadId }));
 app.ws('/live', { events: { who: { handler: () => threadId } } });
-const { descriptor, server } = await app._startForAcceptor(0);
+const { descriptor, server } = await app.startForAcceptor(0);
 parentPort!.postMessage({ descriptor });
 parentPort!.on('message', async (msg: string) => {
   if (msg !== 'close') return;

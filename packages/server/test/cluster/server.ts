@@ -4,7 +4,7 @@
 // prints one JSON line `{ "ready": port, ... }` once listening; logs are JSON lines.
 import { threadId } from 'node:worker_threads';
 import { App, cluster, jsonLogger, metrics } from '../../src/index.ts';
-import { clusterWorker } from '../../src/cluster/context.ts';
+import { workerStats } from '../../src/cluster/worker.ts';
 
 const env = process.env;
 const tls = env.TLS_KEY && env.TLS_CERT ? { key: env.TLS_KEY, cert: env.TLS_CERT } : undefined;
@@ -67,7 +67,7 @@ const server = await cluster(
         cluster: app.cluster.subscribers(topic),
         connections: app.connections,
         clusterConnections: app.cluster.connections,
-        ...clusterWorker()?.stats(),
+        ...workerStats(),
       };
     });
     app.get('/publish', (req) => {
@@ -112,7 +112,7 @@ const server = await cluster(
     app.ws('/live', {
       events: {
         who: { handler: () => app.worker },
-        stats: { handler: () => ({ worker: app.worker, ...clusterWorker()?.stats() }) },
+        stats: { handler: () => ({ worker: app.worker, ...workerStats() }) },
         say: {
           handler: (socket, data: any) => {
             for (let i = 0; i < (data.n ?? 1); i++) socket.publish(data.topic, 'said', { from: app.worker, i, ...(data.pad ? { pad: data.pad } : {}) });

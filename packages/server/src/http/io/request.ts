@@ -8,6 +8,7 @@ import { dict } from '../../core/dict.ts';
 import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
 import { collectHeaders } from './request-headers.ts';
+import { lowerCaseKey } from './header-checks.ts';
 import type { Response } from './response.ts';
 import type { AppView, Settings } from '../../core/settings.ts';
 import type { Get, RouteTypes } from '../route-types.ts';
@@ -71,7 +72,7 @@ export class Request<T extends RouteTypes = {}> {
     this._path ??= uws.getUrl();
     this._rawQuery ??= uws.getQuery() ?? '';
     this._headers ??= collectHeaders(uws);
-    if (this._reader === undefined) this._reader = this._hasBody() ? this._attachReader() : null;
+    if (this._reader === undefined) this._reader = this.hasBody ? this._attachReader() : null;
     this._uws = null;
   }
 
@@ -102,13 +103,13 @@ export class Request<T extends RouteTypes = {}> {
     return (this._headers ??= this._uws ? collectHeaders(this._uws) : dict()) as Get<T, 'headers', Record<string, string>>;
   }
 
-  /** One header by name (case-insensitive), or undefined. */
+  /**
+   * One header by name (case-insensitive), or undefined. Reads straight from the uWS request
+   * while the handler runs synchronously, and a name written in lower case
+   * (`req.header('origin')`) costs no conversion: no allocation either way.
+   */
   header(name: string): string | undefined {
-    return this._header(name.toLowerCase());
-  }
-
-  /** header() for a name already in lower case: the framework's own reads skip toLowerCase. @internal */
-  _header(key: string): string | undefined {
+    const key = lowerCaseKey(name);
     if (this._headers === undefined && this._uws !== null) {
       const value = this._uws.getHeader(key);
       return value === '' ? undefined : value;
@@ -117,7 +118,7 @@ export class Request<T extends RouteTypes = {}> {
   }
 
   get cookies(): Get<T, 'cookies', Record<string, string>> {
-    return (this._cookies ??= parseCookies(this._header('cookie'))) as Get<T, 'cookies', Record<string, string>>;
+    return (this._cookies ??= parseCookies(this.header('cookie'))) as Get<T, 'cookies', Record<string, string>>;
   }
 
   /** Cookies whose signature verifies against any of the app's secrets. Tampered ones are absent. */
@@ -126,7 +127,7 @@ export class Request<T extends RouteTypes = {}> {
     const out: Record<string, string> = dict();
     const secrets = this._settings.cookieSecrets;
     if (secrets.length > 0) {
-      const all = parseCookies(this._header('cookie'));
+      const all = parseCookies(this.header('cookie'));
       for (const name in all) {
         const value = unsignCookieValue(all[name]!, secrets);
         if (value !== undefined) out[name] = value;
@@ -143,12 +144,12 @@ export class Request<T extends RouteTypes = {}> {
 
   /** The client address, honouring the app's trustProxy setting. */
   get ip(): string {
-    return (this._ip ??= resolveClientIp(this.remoteAddress, this._header('x-forwarded-for'), this._settings.trustProxy));
+    return (this._ip ??= resolveClientIp(this.remoteAddress, this.header('x-forwarded-for'), this._settings.trustProxy));
   }
 
   /** `http` or `https`, honouring X-Forwarded-Proto behind a trusted proxy. */
   get protocol(): string {
-    const forwarded = this._settings.trustProxy !== false ? this._header('x-forwarded-proto') : undefined;
+    const forwarded = this._settings.trustProxy !== false ? this.header('x-forwarded-proto') : undefined;
     return forwarded ? forwarded.split(',')[0]!.trim() : this._res._tls ? 'https' : 'http';
   }
 
@@ -195,7 +196,7 @@ export class Request<T extends RouteTypes = {}> {
     const config = this._settings.requestId;
     const trusted = config?.trustHeader ?? this._settings.trustProxy !== false;
     if (trusted) {
-      const incoming = this._header(config?.header ?? 'x-request-id');
+      const incoming = this.header(config?.header ?? 'x-request-id');
       if (isWellFormedRequestId(incoming)) return incoming;
     }
     if (config === null || config.generate === generateRequestId) return generateRequestId();
@@ -224,16 +225,16 @@ export class Request<T extends RouteTypes = {}> {
 
   // ----- bodies ------------------------------------------------------------------
 
-  /** @internal */
-  _hasBody(): boolean {
-    const cl = this._header('content-length');
+  /** True when the request declares a body: a Content-Length other than 0, or Transfer-Encoding. */
+  get hasBody(): boolean {
+    const cl = this.header('content-length');
     if (cl !== undefined) return cl !== '0';
-    return this._header('transfer-encoding') !== undefined;
+    return this.header('transfer-encoding') !== undefined;
   }
 
   /** @internal */
   _attachReader(): BodyReader {
-    const declared = Number(this._header('content-length') ?? 0);
+    const declared = Number(this.header('content-length') ?? 0);
     const reader = new BodyReader(this._res._uws, this._bodyLimit, Number.isFinite(declared) ? declared : 0);
     this._res._attachReader(reader);
     return reader;
@@ -243,7 +244,7 @@ export class Request<T extends RouteTypes = {}> {
   _bodyReader(): BodyReader | null {
     if (this._reader === undefined) {
       // Still inside the uWS callback: attach now, or the bytes would be lost.
-      this._reader = this._uws !== null && !this._res.finished && this._hasBody() ? this._attachReader() : null;
+      this._reader = this._uws !== null && !this._res.finished && this.hasBody ? this._attachReader() : null;
     }
     return this._reader;
   }
@@ -275,7 +276,7 @@ export class Request<T extends RouteTypes = {}> {
 
   /** urlencoded or multipart bodies as a web FormData (multipart is buffered: see `multipart()` for streaming). */
   async formData(): Promise<FormData> {
-    const type = this._header('content-type') ?? '';
+    const type = this.header('content-type') ?? '';
     const kind = bodyKind(type);
     const form = new FormData();
     if (kind === 'urlencoded') {
@@ -307,7 +308,7 @@ export class Request<T extends RouteTypes = {}> {
    * fileSize (default: the body limit), files (10), fields (100), fieldSize (64 KiB).
    */
   multipart(limits: MultipartLimits = {}): AsyncGenerator<MultipartPart> {
-    const type = this._header('content-type') ?? '';
+    const type = this.header('content-type') ?? '';
     if (bodyKind(type) !== 'multipart') throw new HttpError(415, 'Expected a multipart/form-data body');
     return parseMultipart(type, this, limits, this._bodyLimit);
   }

@@ -8,6 +8,7 @@ import { shareable, type DedupTable } from '../dedup.ts';
 import { RequestTimeoutError } from '../errors.ts';
 import type { Settings } from '../../core/settings.ts';
 import { statusLine } from '../status.ts';
+import { lowerCaseKey } from './header-checks.ts';
 import { asciiText, type UwsResponse } from '../../uws/index.ts';
 
 /** The chain's promise when every step ran synchronously (chain.ts returns it): nothing is pending. */
@@ -35,7 +36,7 @@ export type Body = string | Uint8Array | ArrayBuffer;
 export interface ResponseRequest {
   readonly method: string;
   readonly route: string;
-  _header(key: string): string | undefined;
+  header(name: string): string | undefined;
   readonly signal: AbortSignal;
   /** Aborts `req.signal` (if anyone asked for it) with `reason`. */
   _abortSignal(reason: Error): void;
@@ -139,10 +140,11 @@ export class ResponseCore {
     return this;
   }
 
+  /** A header set so far (case-insensitive name), or undefined. The first line when there are several. */
   getHeader(name: string): string | undefined {
     const h = this._headers;
     if (h === null) return undefined;
-    const key = name.toLowerCase();
+    const key = lowerCaseKey(name);
     for (let i = 0; i < h.length; i += 2) if (h[i] === key) return h[i + 1];
     return undefined;
   }
@@ -152,6 +154,31 @@ export class ResponseCore {
     // uWS computes framing itself; a second Content-Length would corrupt the response.
     if (key === 'content-length' || key === 'transfer-encoding') return;
     (this._headers ??= []).push(key, value);
+  }
+
+  /**
+   * Sets a checked header (lower-case key, safe value), replacing earlier lines of that name:
+   * the first one in place, later ones removed. Nothing moves and nothing is allocated when
+   * the header is new or set once. @internal
+   */
+  _set(key: string, value: string): void {
+    const h = this._headers;
+    if (h !== null) {
+      for (let i = 0; i < h.length; i += 2) {
+        if (h[i] !== key) continue;
+        h[i + 1] = value;
+        for (let j = h.length - 2; j > i; j -= 2) if (h[j] === key) h.splice(j, 2);
+        return;
+      }
+    }
+    this._push(key, value);
+  }
+
+  /** Removes every line of a header (lower-case key). @internal */
+  _remove(key: string): void {
+    const h = this._headers;
+    if (h === null) return;
+    for (let i = h.length - 2; i >= 0; i -= 2) if (h[i] === key) h.splice(i, 2);
   }
 
   /** Replaces status and headers with a copy of a prepared list (dedup replay, precomputed headers). @internal */

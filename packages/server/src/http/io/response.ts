@@ -4,7 +4,8 @@
 //
 // The public API; the state machine and the uWS writes are in response-core.ts.
 import { cancelSource, toAsyncIterable, type StreamSource } from './stream-source.ts';
-import { checkHeaderName, checkHeaderValue } from './header-checks.ts';
+import { checkHeaderName, checkHeaderValue, listHasToken, lowerCaseKey } from './header-checks.ts';
+import { PreparedHeaders } from './prepared-headers.ts';
 import { EventStream } from './sse.ts';
 import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
@@ -19,16 +20,26 @@ const BINARY_TYPE = 'application/octet-stream';
 export type { Body } from './response-core.ts';
 /** @internal */ export type { ResponseHooks, ResponseRequest } from './response-core.ts';
 export type { StreamSource };
+export { PreparedHeaders, prepareHeaders, type HeaderRecord } from './prepared-headers.ts';
 export { EventStream };
 
 export class Response extends ResponseCore {
-  /** Sets a header, replacing any earlier value of the same name. Arrays send the header once per item. */
+  /**
+   * Sets a header, replacing any earlier value of the same name (case-insensitive). Arrays
+   * send the header once per item. The name is checked once per distinct spelling (common
+   * names are known valid), the value every time: CR, LF or NUL throw a TypeError. Numbers
+   * need no check.
+   */
   header(name: string, value: string | number | readonly string[]): this {
     if (this._state !== OPEN) return this._late('res.header()');
     const key = checkHeaderName(name);
-    this.removeHeader(key);
-    if (Array.isArray(value)) for (const v of value) this._push(key, checkHeaderValue(key, v));
-    else this._push(key, checkHeaderValue(key, String(value)));
+    if (typeof value === 'string') this._set(key, checkHeaderValue(key, value));
+    else if (typeof value === 'number') this._set(key, String(value)); // digits, '.', '-', 'e', 'Infinity', 'NaN': never CR/LF
+    else if (Array.isArray(value)) {
+      for (const v of value) checkHeaderValue(key, String(v)); // all or nothing
+      this._remove(key);
+      for (const v of value) this._push(key, String(v));
+    } else this._set(key, checkHeaderValue(key, String(value)));
     return this;
   }
 
@@ -40,12 +51,54 @@ export class Response extends ResponseCore {
     return this;
   }
 
-  removeHeader(name: string): this {
+  /**
+   * Sets every header of a set checked once by `prepareHeaders()`, each replacing earlier
+   * lines of its name. Nothing is checked per request; on a response with no header yet the
+   * set is taken in one copy.
+   */
+  setHeaders(headers: PreparedHeaders): this {
+    if (this._state !== OPEN) return this._late('res.setHeaders()');
+    if (!(headers instanceof PreparedHeaders)) throw new TypeError('res.setHeaders() takes a set made by prepareHeaders({ … })');
+    const lines = headers.lines;
     const h = this._headers;
+    if (h === null) {
+      this._headers = lines.slice();
+      return this;
+    }
+    const names = headers.names;
+    for (let i = 0; i < names.length; i++) this._remove(names[i]!);
+    for (let i = 0; i < lines.length; i++) h.push(lines[i]!);
+    return this;
+  }
+
+  /**
+   * Adds a request header name to Vary (the response depends on it: caches must key on it),
+   * unless Vary already lists it (case-insensitively) or is `*`. `vary('*')` makes Vary `*`.
+   */
+  vary(name: string): this {
+    if (this._state !== OPEN) return this._late('res.vary()');
+    if (name === '*') {
+      this._set('vary', '*');
+      return this;
+    }
+    const field = checkHeaderName(name);
+    const h = this._headers;
+    let first = -1;
+    if (h !== null) {
+      for (let i = 0; i < h.length; i += 2) {
+        if (h[i] !== 'vary') continue;
+        if (listHasToken(h[i + 1]!, field)) return this; // listed already, or `*`
+        if (first === -1) first = i;
+      }
+    }
+    if (first === -1) this._push('vary', field);
+    else h![first + 1] = h![first + 1]!.trim() === '' ? field : `${h![first + 1]}, ${field}`;
+    return this;
+  }
+
+  removeHeader(name: string): this {
     if (this._state !== OPEN) return this._late('res.removeHeader()');
-    if (h === null) return this;
-    const key = name.toLowerCase();
-    for (let i = h.length - 2; i >= 0; i -= 2) if (h[i] === key) h.splice(i, 2);
+    this._remove(lowerCaseKey(name));
     return this;
   }
 
@@ -123,17 +176,10 @@ export class Response extends ResponseCore {
     if ((size !== undefined && size < c.threshold) || status === 204 || status === 206 || status === 304 || status < 200) return null;
     const type = this.getHeader('content-type');
     if (type === undefined || !c.filter(type) || this.getHeader('content-encoding') !== undefined || this.getHeader('content-range') !== undefined) return null;
-    this._addVary('accept-encoding');
+    this.vary('accept-encoding');
     const req = this._req;
-    if (c.skipCredentialed && (req._header('cookie') !== undefined || req._header('authorization') !== undefined)) return null;
-    return negotiateEncoding(req._header('accept-encoding'), c.encodings);
-  }
-
-  /** @internal */
-  _addVary(field: string): void {
-    const current = this.getHeader('vary');
-    if (current === undefined) this._push('vary', field);
-    else if (!current.toLowerCase().split(',').some((v) => v.trim() === field || v.trim() === '*')) this.header('vary', `${current}, ${field}`);
+    if (c.skipCredentialed && (req.header('cookie') !== undefined || req.header('authorization') !== undefined)) return null;
+    return negotiateEncoding(req.header('accept-encoding'), c.encodings);
   }
 
   /** A follower of a deduplicated group answers with the leader's response. @internal */
@@ -279,32 +325,4 @@ export class Response extends ResponseCore {
     }
     return new EventStream(this);
   }
-
-  /**
-   * Sets a header the framework knows is valid (lower-case token name, safe value): replaces
-   * the value in place if present, else adds it. No checks, no splice (per-request
-   * middleware headers such as RateLimit-*). @internal
-   */
-  _setKnownHeader(key: string, value: string): void {
-    if (this._state !== OPEN) return void this._late('res.header()');
-    const h = this._headers;
-    if (h !== null) {
-      for (let i = 0; i < h.length; i += 2) {
-        if (h[i] === key) {
-          h[i + 1] = value;
-          return;
-        }
-      }
-    }
-    this._push(key, value);
-  }
-
-  /** Adopts a precomputed header list (copied) when no header was set yet; else adds each. @internal */
-  _useHeaderList(h: readonly string[]): void {
-    if (this._headers === null && this._state === OPEN) this._adoptHeaders(this._status, h);
-    else for (let i = 0; i < h.length; i += 2) this.header(h[i]!, h[i + 1]!);
-  }
-
 }
-
-

@@ -3,6 +3,7 @@
 // counts body bytes and the start time only when this is on (ResponseCore._t0 !== 0).
 import type { Request } from '../io/request.ts';
 import type { Response } from '../io/response.ts';
+import type { AccessLogConfig } from '../../core/settings.ts';
 
 export interface AccessLogOptions {
   /** Log level of the lines. Default 'info'. */
@@ -11,11 +12,6 @@ export interface AccessLogOptions {
   skip?: (req: Request) => boolean;
 }
 
-/** Resolved access-log settings (Settings.accessLog). */
-export interface AccessLogConfig {
-  readonly level: 'info' | 'debug';
-  readonly skip: ((req: Request) => boolean) | undefined;
-}
 
 const KNOWN = new Set(['level', 'skip']);
 

@@ -3,6 +3,7 @@
 // a random per-process prefix and a counter (unique across processes with overwhelming
 // probability, a few tens of ns, no crypto per request).
 import { randomBytes } from 'node:crypto';
+import type { RequestIdConfig } from '../../core/settings.ts';
 
 export interface RequestIdOptions {
   /** The header read (when trusted) and set on every response. Default `x-request-id`. */
@@ -16,13 +17,6 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-/** Resolved request-id settings (Settings.requestId). */
-export interface RequestIdConfig {
-  readonly header: string;
-  /** Whether to read the incoming header; undefined: follow trustProxy. */
-  readonly trustHeader: boolean | undefined;
-  readonly generate: () => string;
-}
 
 const PREFIX = randomBytes(6).toString('base64url');
 let sequence = 0;

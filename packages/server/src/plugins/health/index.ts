@@ -6,6 +6,7 @@
 import type { Request } from '../../http/io/request.ts';
 import type { Response } from '../../http/io/response.ts';
 import type { Middleware } from '../../http/types.ts';
+import { prepareHeaders } from '../../http/io/prepared-headers.ts';
 
 /** A readiness check: true when ready. Throwing, rejecting or timing out counts as not ready. */
 export type HealthCheck = () => boolean | Promise<boolean>;
@@ -25,6 +26,7 @@ const KNOWN = new Set(['checks', 'livenessPath', 'readinessPath', 'timeout']);
 const LIVE = '{"status":"ok"}';
 const DRAINING = '{"status":"draining"}';
 const BUS_DOWN = '{"status":"unavailable","failed":["bus"],"checks":{"bus":"failed"}}';
+const HEADERS = prepareHeaders({ 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8' });
 
 /** `app.use(health({ checks: { db: () => db.ping() } }))` — add it first, before auth or rate limits. */
 export function health(options: HealthOptions = {}): Middleware {
@@ -62,7 +64,7 @@ export function health(options: HealthOptions = {}): Middleware {
 }
 
 function answer(res: Response, status: number, body: string): undefined {
-  res.status(status).header('cache-control', 'no-store').header('content-type', 'application/json; charset=utf-8').end(body);
+  res.status(status).setHeaders(HEADERS).end(body);
   return undefined;
 }
 

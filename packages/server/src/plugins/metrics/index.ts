@@ -12,7 +12,7 @@ import type { Middleware } from '../../http/types.ts';
 import { DEFAULT_BUCKETS, HttpSeries } from './http-series.ts';
 import { registerWsSeries } from './ws-series.ts';
 import { WS_STATS, WsStats } from '../../realtime/stats.ts';
-import { CLUSTER_METRICS, type ClusterMetricsLink } from '../../cluster/context.ts';
+import { CLUSTER_METRICS, type ClusterMetricsLink } from '../../core/metrics-link.ts';
 import { ClusterSeries } from './cluster-series.ts';
 
 export interface MetricsOptions {

@@ -30,7 +30,6 @@ export interface RateLimitOptions {
 interface Limiter {
   windowMs: number;
   max: number;
-  limit: string;
   headers: boolean;
   deny: boolean;
   lastErrorLog: number;
@@ -55,7 +54,7 @@ export function rateLimit(options: RateLimitOptions): Middleware {
   const onStoreError = options.onStoreError ?? 'allow';
   if (onStoreError !== 'allow' && onStoreError !== 'deny') throw new TypeError("rateLimit(): onStoreError must be 'allow' or 'deny'");
   const keyOf = options.key;
-  const l: Limiter = { windowMs, max, limit: String(max), headers: options.headers ?? true, deny: onStoreError === 'deny', lastErrorLog: 0 };
+  const l: Limiter = { windowMs, max, headers: options.headers ?? true, deny: onStoreError === 'deny', lastErrorLog: 0 };
 
   const count = (key: unknown, req: Request, res: Response, next: Next): Promise<void> | undefined => {
     if (typeof key !== 'string') throw new TypeError(`rateLimit(): key function returned ${typeof key}, expected a string`);
@@ -85,10 +84,10 @@ function decide(l: Limiter, hit: RateLimitHit, res: Response, next: Next): Promi
   if (typeof hit?.count !== 'number' || typeof hit.resetAt !== 'number') throw new TypeError('rateLimit(): store.increment() must return { count, resetAt }');
   const reset = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
   if (l.headers) {
-    // Known-valid names and numeric values: set without the public header() checks.
-    res._setKnownHeader('ratelimit-limit', l.limit);
-    res._setKnownHeader('ratelimit-remaining', String(hit.count >= l.max ? 0 : l.max - hit.count));
-    res._setKnownHeader('ratelimit-reset', String(reset));
+    // Common names (known valid) and numbers (nothing to check): header() costs a lookup each.
+    res.header('ratelimit-limit', l.max);
+    res.header('ratelimit-remaining', hit.count >= l.max ? 0 : l.max - hit.count);
+    res.header('ratelimit-reset', reset);
   }
   if (hit.count > l.max) throw new HttpError(429, 'Too Many Requests', { headers: { 'retry-after': String(Math.max(1, reset)) } });
   return next();

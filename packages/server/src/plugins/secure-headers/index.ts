@@ -1,6 +1,6 @@
-// Security response headers (docs/secure-headers.md). The header lines are built once at
-// setup (options.ts); per request the middleware hands the prebuilt list to the response,
-// which adopts a copy when no header was set yet.
+// Security response headers (docs/secure-headers.md). The headers are built and checked once
+// at setup (options.ts, prepareHeaders); per request the middleware hands the prepared set to
+// res.setHeaders(), which takes it in one copy when no header was set yet.
 import type { Middleware } from '../../http/types.ts';
 import { resolveSecureHeaders, type SecureHeadersOptions } from './options.ts';
 
@@ -11,14 +11,14 @@ export function secureHeaders(options: SecureHeadersOptions = {}): Middleware {
   const { plain, tls } = resolveSecureHeaders(options);
   if (tls === null) {
     return (req, res, next) => {
-      res._useHeaderList(plain);
+      res.setHeaders(plain);
       return next();
     };
   }
   // HSTS only over TLS (or X-Forwarded-Proto: https from a trusted proxy): browsers ignore it
   // on plain HTTP, and sending it there would tell a MITM what to strip.
   return (req, res, next) => {
-    res._useHeaderList(req.protocol === 'https' ? tls : plain);
+    res.setHeaders(req.protocol === 'https' ? tls : plain);
     return next();
   };
 }

@@ -1,6 +1,7 @@
 // secureHeaders() options → the header lines to send, computed once at setup. Each header is
 // `true` (the default value), `false` (not sent) or a string (sent as given); the CSP is
 // built from directives. Mistakes throw TypeErrors at setup.
+import { prepareHeaders, type PreparedHeaders } from '../../http/io/prepared-headers.ts';
 
 export interface ContentSecurityPolicyOptions {
   /** `{ defaultSrc: ["'self'"], imgSrc: ["'self'", 'data:'], upgradeInsecureRequests: true }`; camelCase or kebab-case names. */
@@ -50,29 +51,29 @@ const HSTS_DEFAULT = 'max-age=15552000; includeSubDomains';
 const KNOWN = new Set<string>([...TABLE.map((t) => t[0]), 'contentSecurityPolicy', 'strictTransportSecurity']);
 const BAD_VALUE = /[\r\n\0]/;
 
-/** Flat [name, value, name, value, …] lists: for plain HTTP, and with HSTS for TLS (null: same list). */
+/** The headers for plain HTTP, and with HSTS for TLS (null: no HSTS, the plain set everywhere). */
 export interface HeaderLists {
-  plain: readonly string[];
-  tls: readonly string[] | null;
+  plain: PreparedHeaders;
+  tls: PreparedHeaders | null;
 }
 
 export function resolveSecureHeaders(options: SecureHeadersOptions): HeaderLists {
   if (typeof options !== 'object' || options === null) throw new TypeError('secureHeaders(): options must be an object');
   for (const key of Object.keys(options)) if (!KNOWN.has(key)) throw new TypeError(`secureHeaders(): unknown option "${key}"`);
-  const plain: string[] = [];
+  const plain: Record<string, string> = {};
   for (const [option, name, fallback, onByDefault] of TABLE) {
     const value = headerValue(option, options[option] as boolean | string | undefined, fallback, onByDefault);
-    if (value !== null) plain.push(name, value);
+    if (value !== null) plain[name] = value;
   }
   const csp = options.contentSecurityPolicy;
   if (csp !== undefined && csp !== false) {
     if (typeof csp !== 'object' || csp === null || typeof csp.directives !== 'object' || csp.directives === null) {
       throw new TypeError('secureHeaders(): contentSecurityPolicy must be false or { directives: { … } }');
     }
-    plain.push(csp.reportOnly === true ? 'content-security-policy-report-only' : 'content-security-policy', buildCsp(csp.directives));
+    plain[csp.reportOnly === true ? 'content-security-policy-report-only' : 'content-security-policy'] = buildCsp(csp.directives);
   }
   const hsts = headerValue('strictTransportSecurity', options.strictTransportSecurity, HSTS_DEFAULT, true);
-  return { plain, tls: hsts === null ? null : [...plain, 'strict-transport-security', hsts] };
+  return { plain: prepareHeaders(plain), tls: hsts === null ? null : prepareHeaders({ ...plain, 'strict-transport-security': hsts }) };
 }
 
 function headerValue(option: string, given: boolean | string | undefined, fallback: string, onByDefault: boolean): string | null {

@@ -136,19 +136,19 @@ export class HistoryEngine {
     }
     const run = () => {
       let offset = read.offset;
-      for (const envelope of read.envelopes) s._send(envelope, false);
+      for (const envelope of read.envelopes) s.sendRaw(envelope, false);
       // Delivered meanwhile, after what the read saw: this socket was not subscribed yet.
       if (recording !== null) {
         for (const envelope of recording.seen) {
           const o = offsetOf(envelope);
           if (o > offset) {
-            s._send(envelope, false);
+            s.sendRaw(envelope, false);
             offset = o;
           }
         }
       }
       s.subscribe(topic);
-      s._send(positionedSubscribedFrame(topic, ref, { offset, epoch: read.epoch }, req.since === undefined ? undefined : read.recovered), false);
+      s.sendRaw(positionedSubscribedFrame(topic, ref, { offset, epoch: read.epoch }, req.since === undefined ? undefined : read.recovered), false);
     };
     if (async) s.cork(run);
     else run();
@@ -168,6 +168,6 @@ export class HistoryEngine {
 
 function send(s: Socket<any>, text: string, async: boolean): void {
   if (s.closed) return;
-  if (async) s.cork(() => s._send(text, false));
-  else s._send(text, false);
+  if (async) s.cork(() => s.sendRaw(text, false));
+  else s.sendRaw(text, false);
 }

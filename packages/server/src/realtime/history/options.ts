@@ -1,20 +1,10 @@
 // History options of a topic pattern (`app.topic(pattern, { history })`): how many messages
 // and for how long a topic keeps what was published, so a client that reconnects can be
 // given what it missed (docs/history.md).
-import type { HistoryStore } from './store.ts';
+import type { HistoryOptions } from './store.ts';
 
-export interface HistoryOptions {
-  /** Most messages kept per topic (the oldest go first). */
-  size: number;
-  /** Milliseconds a message is kept. Default: kept until `size` pushes it out. */
-  ttl?: number;
-  /**
-   * Where the history lives. Default: this process's memory (one process; a restart loses
-   * it). Behind a bus (cluster(), Redis, NATS), a shared store: `redisHistory()` from
-   * @tachyon/redis.
-   */
-  store?: HistoryStore;
-}
+// Declared in store.ts, beside the store it names (one-way imports: store.ts needs it too).
+export type { HistoryOptions } from './store.ts';
 
 /** Checks history options when the pattern is declared. */
 export function checkHistoryOptions(pattern: string, h: HistoryOptions): Readonly<HistoryOptions> {

@@ -3,7 +3,6 @@
 // the last `size` messages for at most `ttl` ms, and read back what came after a position.
 // The memory store answers synchronously, so the replay and the switch to live traffic
 // happen in one turn; a store on a server (Redis) answers with promises.
-import type { HistoryOptions } from './options.ts';
 
 /** Where a client is in a topic's history: the last offset it got, in which epoch. */
 export interface Position {
@@ -50,4 +49,18 @@ export function judge(since: Position, epoch: string, latest: number, oldest: nu
   if (since.offset > latest) return 'ahead';
   if (since.offset + 1 < oldest) return 'window';
   return null;
+}
+
+/** History options of a topic pattern (`app.topic(pattern, { history })`, checked in options.ts). */
+export interface HistoryOptions {
+  /** Most messages kept per topic (the oldest go first). */
+  size: number;
+  /** Milliseconds a message is kept. Default: kept until `size` pushes it out. */
+  ttl?: number;
+  /**
+   * Where the history lives. Default: this process's memory (one process; a restart loses
+   * it). Behind a bus (cluster(), Redis, NATS), a shared store: `redisHistory()` from
+   * @tachyon/redis.
+   */
+  store?: HistoryStore;
 }

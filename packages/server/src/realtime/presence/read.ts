@@ -4,21 +4,21 @@
 import type { Logger } from '../../core/logger.ts';
 import type { WsBehavior } from '../behavior.ts';
 import { RESERVED_PREFIX, errorFrame, isValidTopic, replyFrame } from '../protocol.ts';
-import type { Socket } from '../socket.ts';
+import type { Socket, SocketHub } from '../socket.ts';
 
 type Answer = (s: Socket<any>, text: string, async: boolean) => void;
 
 /** Compiled once per route: answers one `{"type":"presence","topic":…,"ref":…}` frame. */
-export function compilePresenceRead(b: WsBehavior<any, any>, log: Logger, answer: Answer): (s: Socket<any>, topic: unknown, ref: number | undefined) => void {
+export function compilePresenceRead(b: WsBehavior<any, any>, log: Logger, answer: Answer, hub: SocketHub): (s: Socket<any>, topic: unknown, ref: number | undefined) => void {
   const reply = (s: Socket<any>, topic: string, ref: number, async: boolean) => {
     if (s.closed) return;
-    const members = s._policy.hub.presence!.members(topic);
+    const members = hub.presence!.members(topic);
     answer(s, replyFrame(ref, JSON.stringify(members)), async);
   };
   return (s, topic, ref) => {
     if (ref === undefined) return answer(s, errorFrame(undefined, 'BAD_FRAME', 'presence needs a ref (the reply carries it)'), false);
     if (!isValidTopic(topic)) return answer(s, errorFrame(ref, 'BAD_FRAME', 'presence needs a valid topic'), false);
-    const tracker = s._policy.hub.presence;
+    const tracker = hub.presence;
     if (tracker === null || tracker.options(topic) === null) return answer(s, errorFrame(ref, 'NO_PRESENCE', `Topic ${JSON.stringify(topic)} has no presence`), false);
     if (topic.startsWith(RESERVED_PREFIX)) return answer(s, errorFrame(ref, 'DENIED', 'reserved topic'), false);
     if (!b.subscribe) return reply(s, topic, ref, false);

@@ -24,16 +24,16 @@ const RANGE_SPEC = /^\s*(\d*)\s*-\s*(\d*)\s*$/;
  * identity bytes `range.start..range.end`) or UNSATISFIABLE (416).
  */
 export function decide(e: Entry, v: Variant, req: Request<any>): number {
-  const inm = req._header('if-none-match');
+  const inm = req.header('if-none-match');
   if (inm !== undefined) {
     if (etagMatches(inm, v.etag)) return NOT_MODIFIED;
   } else if (e.lastModified !== undefined) {
-    const ims = req._header('if-modified-since');
+    const ims = req.header('if-modified-since');
     if (ims !== undefined && notModifiedSince(ims, e)) return NOT_MODIFIED;
   }
-  const header = req._header('range');
+  const header = req.header('range');
   if (header === undefined) return FULL;
-  const ifRange = req._header('if-range');
+  const ifRange = req.header('if-range');
   if (ifRange !== undefined && !ifRangeMatches(ifRange, e)) return FULL;
   const r = parseRange(header, e.size);
   return r === RANGE_OK ? PARTIAL : r === RANGE_UNSATISFIABLE ? UNSATISFIABLE : FULL;

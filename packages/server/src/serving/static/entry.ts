@@ -1,6 +1,7 @@
 // A loaded file and everything a request for it needs, computed once: each representation
 // (identity, brotli, gzip) with its ETag and its header lists ready to write, the
 // Last-Modified date, and the headers of a 416.
+import { prepareHeaders, type PreparedHeaders } from '../../http/io/prepared-headers.ts';
 import type { MimeInfo } from './mime.ts';
 import type { StaticConfig } from './options.ts';
 
@@ -23,10 +24,10 @@ export interface Source {
 export interface Variant {
   body: Buffer;
   etag: string | undefined;
-  /** name, value, name, value… for 200 (and 206, identity only). */
-  headers: string[];
-  /** name, value… for 304. */
-  notModified: string[];
+  /** For 200 (and 206, identity only). */
+  headers: PreparedHeaders;
+  /** For 304. */
+  notModified: PreparedHeaders;
 }
 
 export interface Entry {
@@ -43,7 +44,7 @@ export interface Entry {
   /** Which variants exist: VARIANT_BR | VARIANT_GZIP (see negotiate.ts). */
   mask: number;
   /** Headers of a 416. */
-  unsatisfiable: string[];
+  unsatisfiable: PreparedHeaders;
 }
 
 export const VARIANT_BR = 1;
@@ -73,15 +74,15 @@ interface Common {
 
 function buildVariant(common: Common, body: Buffer, suffix: string, encoding: string | undefined): Variant {
   const etag = common.withEtag ? `"${common.tag}${suffix}"` : undefined;
-  const headers = ['content-type', common.type];
-  const notModified: string[] = [];
-  if (etag !== undefined) headers.push('etag', etag), notModified.push('etag', etag);
-  if (common.lastModified !== undefined) headers.push('last-modified', common.lastModified), notModified.push('last-modified', common.lastModified);
-  headers.push('cache-control', common.cacheControl, 'accept-ranges', 'bytes');
-  notModified.push('cache-control', common.cacheControl);
-  if (common.vary !== undefined) headers.push('vary', common.vary), notModified.push('vary', common.vary);
-  if (encoding !== undefined) headers.push('content-encoding', encoding);
-  return { body, etag, headers, notModified };
+  const headers: Record<string, string> = { 'content-type': common.type };
+  const notModified: Record<string, string> = {};
+  if (etag !== undefined) headers.etag = notModified.etag = etag;
+  if (common.lastModified !== undefined) headers['last-modified'] = notModified['last-modified'] = common.lastModified;
+  headers['cache-control'] = notModified['cache-control'] = common.cacheControl;
+  headers['accept-ranges'] = 'bytes';
+  if (common.vary !== undefined) headers.vary = notModified.vary = common.vary;
+  if (encoding !== undefined) headers['content-encoding'] = encoding;
+  return { body, etag, headers: prepareHeaders(headers), notModified: prepareHeaders(notModified) };
 }
 
 /** Builds the per-request-ready entry of a source. `extraVary` is added to Vary (the SPA fallback varies on Accept). */
@@ -99,8 +100,7 @@ export function buildEntry(src: Source, c: StaticConfig, extraVary: string | und
   const tag = large ? `${size.toString(16)}-${Math.floor(src.mtimeMs).toString(16)}` : `${size.toString(16)}-${src.hash}`;
   const common: Common = { type: src.mime.type, tag, lastModified, cacheControl: cacheControlFor(src.rel, c), vary, withEtag: c.etag };
 
-  const unsatisfiable = ['content-range', `bytes */${size}`, 'accept-ranges', 'bytes'];
-  if (vary !== undefined) unsatisfiable.push('vary', vary);
+  const unsatisfiable = prepareHeaders(vary === undefined ? { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' } : { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes', vary });
   return {
     src,
     large,

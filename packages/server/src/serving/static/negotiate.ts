@@ -44,7 +44,7 @@ export class VariantPicker {
 
   pick(e: Entry, req: Request<any>): Variant {
     if (e.mask === 0) return e.identity;
-    const ae = req._header('accept-encoding');
+    const ae = req.header('accept-encoding');
     let codes: Uint8Array;
     if (ae === undefined) codes = this.noPreference;
     else {

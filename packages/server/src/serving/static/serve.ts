@@ -6,7 +6,7 @@ import { constants as fsc } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import { HttpError } from '../../http/errors.ts';
 import type { Request } from '../../http/io/request.ts';
-import type { Response } from '../../http/io/response.ts';
+import type { PreparedHeaders, Response } from '../../http/io/response.ts';
 import { decide, FULL, NOT_MODIFIED, PARTIAL, range, UNSATISFIABLE } from './conditional.ts';
 import type { Entry } from './entry.ts';
 import { isErrno, type FileTable } from './load.ts';
@@ -64,7 +64,7 @@ export class StaticHandler {
     if (fb !== undefined && extensionOf(p) === '') {
       const m = req.method;
       if (m === 'GET' || m === 'HEAD') {
-        const accept = req._header('accept');
+        const accept = req.header('accept');
         if (accept !== undefined && accept.includes('text/html')) return this.serve(fb, req, res, 'Accept');
         res.header('vary', 'Accept');
       }
@@ -142,9 +142,9 @@ export class StaticHandler {
   }
 }
 
-/** Precomputed, pre-validated header pairs: adopted whole when nothing else set headers yet. */
-function writeHeaders(res: Response, h: string[]): void {
-  res._useHeaderList(h);
+/** Headers prepared (and checked) at load time: taken in one copy when nothing else set headers yet. */
+function writeHeaders(res: Response, h: PreparedHeaders): void {
+  res.setHeaders(h);
 }
 
 /** Without a `notFound` option (createStatic used on its own), misses are 404 HttpErrors. */
