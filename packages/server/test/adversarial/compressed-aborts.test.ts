@@ -1,15 +1,16 @@
 // Rounds of 1,000 clients that accept brotli, start a live compressed stream and reset it
-// mid-stream. The server runs in a child process (--expose-gc) and the clients here, so
-// the client sockets' read buffers do not pollute the server's memory. After gc() each
-// round: no compressor and no zlib handle is left, the JS heap is flat, and RSS reaches a
-// plateau instead of growing round after round.
+// mid-stream, and 50 more that reset while a whole 1 MiB body is being compressed for them
+// (the one-shot path on the thread pool). The server runs in a child process
+// (--expose-gc) and the clients here, so the client sockets' read buffers do not pollute
+// the server's memory. After gc() each round: no compressor and no zlib handle is left,
+// the JS heap is flat, and RSS reaches a plateau instead of growing round after round.
 //
 // The child runs with a fixed glibc mmap threshold and a capped V8 young generation. With
-// the defaults, RSS after gc() climbs by tens of MB a round (175 → 366 MB over the ten
-// rounds) while the memory malloc reports in use stays at 12 MB: glibc keeps freed blocks in
-// its arenas and V8 keeps the young-generation pages it grew. That retention, measured, is
-// in docs/serving.md ("RSS after aborted streams"); it would hide a real leak, so it is
-// turned off here.
+// the defaults, RSS after gc() climbs by tens of MB a round (175 → 366 MB over ten rounds
+// of the streams alone) while the memory malloc reports in use stays at 12 MB: glibc keeps
+// freed blocks in its arenas and V8 keeps the young-generation pages it grew. That
+// retention, measured, is in docs/serving.md ("RSS after aborted streams"); it would hide
+// a real leak, so it is turned off here.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
