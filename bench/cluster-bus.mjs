@@ -57,7 +57,10 @@ const freePort = () =>
 async function startBroker(kind) {
   const port = await freePort();
   const mon = await freePort();
-  const argv = kind === 'redis' ? ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'] : ['nats-server', '-a', '127.0.0.1', '-p', String(port), '-m', String(mon)];
+  const argv =
+    kind === 'redis'
+      ? ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+      : ['nats-server', '-a', '127.0.0.1', '-p', String(port), '-m', String(mon)];
   const child = track(spawn('taskset', ['-c', String(env.serverCpu), ...argv], { stdio: 'ignore', detached: true }));
   await new Promise((r) => setTimeout(r, 300));
   return { kind, child, port, mon, url: `${kind}://127.0.0.1:${port}` };
@@ -65,7 +68,12 @@ async function startBroker(kind) {
 
 /** Client connections the broker holds right now (the servers' only: nothing else connects). */
 async function brokerConnections(broker) {
-  if (broker.kind === 'redis') return Number(/connected_clients:(\d+)/.exec(execFileSync('redis-cli', ['-p', String(broker.port), 'info', 'clients'], { encoding: 'utf8' }))[1]) - 1; // minus redis-cli itself
+  if (broker.kind === 'redis')
+    return (
+      Number(
+        /connected_clients:(\d+)/.exec(execFileSync('redis-cli', ['-p', String(broker.port), 'info', 'clients'], { encoding: 'utf8' }))[1],
+      ) - 1
+    ); // minus redis-cli itself
   const varz = await (await fetch(`http://127.0.0.1:${broker.mon}/varz`)).json();
   return varz.connections;
 }
@@ -81,11 +89,45 @@ async function once(kind, mode, topology, load) {
     if (topology === 'cross') servers.push(await startServer('tachyon', [process.execPath, ...script], env));
     Object.assign(process.env, saved);
     const [a, b] = [servers[0], servers.at(-1)];
-    const argv = [LOADGEN, 'fanout', '--protocol', 'tachyon', '--url', `ws://127.0.0.1:${b.port}/fanout`, '--sender-url', `ws://127.0.0.1:${a.port}/fanout`, '--extra-senders', '--subscribers', String(load.subscribers), '--senders', String(load.senders), '--burst', String(load.burst), '--interval-ms', String(load.intervalMs), '--size', String(load.size), '--duration', String(duration), '--warmup', '1', '--drain', '2', '--quiet'];
+    const argv = [
+      LOADGEN,
+      'fanout',
+      '--protocol',
+      'tachyon',
+      '--url',
+      `ws://127.0.0.1:${b.port}/fanout`,
+      '--sender-url',
+      `ws://127.0.0.1:${a.port}/fanout`,
+      '--extra-senders',
+      '--subscribers',
+      String(load.subscribers),
+      '--senders',
+      String(load.senders),
+      '--burst',
+      String(load.burst),
+      '--interval-ms',
+      String(load.intervalMs),
+      '--size',
+      String(load.size),
+      '--duration',
+      String(duration),
+      '--warmup',
+      '1',
+      '--drain',
+      '2',
+      '--quiet',
+    ];
     const pids = [...servers.map((s) => s.pid), ...(broker ? [broker.child.pid] : [])];
     const before = pids.map(cpuTicks);
     let connections = null;
-    const sample = setTimeout(() => brokerConnections(broker).then((n) => (connections = n), () => {}), 1500);
+    const sample = setTimeout(
+      () =>
+        brokerConnections(broker).then(
+          (n) => (connections = n),
+          () => {},
+        ),
+      1500,
+    );
     if (broker === null) clearTimeout(sample);
     const { text } = await runLoad(argv, env, { allowFail: true });
     const ticks = pids.map(cpuTicks).reduce((sum, t, i) => sum + (t - before[i]), 0);
@@ -106,7 +148,8 @@ const median = (xs) => {
   return v.length === 0 ? null : v[Math.floor(v.length / 2)];
 };
 const sustained = (rep, load) => rep.ok === true && rep.delivered_per_s >= 0.95 * load.rate * load.subscribers;
-const line = (what, load, rep) => `${what} ${load.rate} msg/s: ${Math.round(rep.delivered_per_s ?? 0)} deliveries/s, p50 ${rep.latency_us?.p50} us, p99 ${rep.latency_us?.p99} us, ${rep.cpu_us_per_delivery} us CPU/delivery, ${rep.broker_connections} broker connections, ok=${rep.ok} ${(rep.reasons ?? []).join('; ')}`;
+const line = (what, load, rep) =>
+  `${what} ${load.rate} msg/s: ${Math.round(rep.delivered_per_s ?? 0)} deliveries/s, p50 ${rep.latency_us?.p50} us, p99 ${rep.latency_us?.p99} us, ${rep.cpu_us_per_delivery} us CPU/delivery, ${rep.broker_connections} broker connections, ok=${rep.ok} ${(rep.reasons ?? []).join('; ')}`;
 const sum = (reps) => ({
   deliveries_per_s: Math.round(median(reps.map((x) => x.delivered_per_s)) ?? 0),
   all_ok: reps.every((x) => x.ok),
@@ -137,7 +180,10 @@ for (const kind of brokers) {
     }
     // The highest rate both sustained, and 100 msg/s: same load for both, alternating runs.
     const common = Math.min(...Object.values(best).map((b) => b?.rate ?? 0));
-    for (const [label, rate] of [['sustained', common], ['10k', 100]]) {
+    for (const [label, rate] of [
+      ['sustained', common],
+      ['10k', 100],
+    ]) {
       if (rate === 0) continue;
       const load = loadFor(rate);
       const reps = { 'per-worker': [], primary: [] };
@@ -149,7 +195,11 @@ for (const kind of brokers) {
           console.error(`${label} ${kind} ${line(mode, load, rep)}`);
         }
       }
-      for (const mode of ['per-worker', 'primary']) ((summary[kind] ??= {})[`cross ${label} (${rate} msg/s)`] ??= {})[mode] = { highest_sustained_msgs_per_s: best[mode]?.rate ?? 0, ...sum(reps[mode]) };
+      for (const mode of ['per-worker', 'primary'])
+        ((summary[kind] ??= {})[`cross ${label} (${rate} msg/s)`] ??= {})[mode] = {
+          highest_sustained_msgs_per_s: best[mode]?.rate ?? 0,
+          ...sum(reps[mode]),
+        };
     }
   }
   if (only.includes('in-machine')) {

@@ -26,7 +26,9 @@ import { parseArgs } from 'node:util';
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 {
   const pinned = path.join(BENCH_DIR, '..', 'node_modules', 'node', 'bin', 'node');
-  const pinnedVersion = existsSync(pinned) ? JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version : null;
+  const pinnedVersion = existsSync(pinned)
+    ? JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version
+    : null;
   if (pinnedVersion && process.versions.node !== pinnedVersion) {
     const r = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
     process.exit(r.status ?? 1);
@@ -85,9 +87,23 @@ for (const scenario of scenarios) {
         // The peer name 'tachyon' selects Tachyon's protocol on ws-fanout (lib/scenarios.mjs).
         server = await startServer('tachyon', [process.execPath, path.join(BENCH_DIR, 'servers', c.script)], env);
         const m = sc.kind === 'http' ? await measureHttp(server, scenario, opts, env) : await measureWs(server, scenario, opts, env);
-        results.push({ scenario, config, run, perSec: m.perSec, cpuUsPer: m.cpuUsPer ?? (m.serverCpuS * 1e6) / m.count, serverBusy: m.serverBusy, genBusy: m.genBusy, errors: m.errors, missing: m.missing, p50Ms: m.latencyMs?.p50, p99Ms: m.latencyMs?.p99 });
+        results.push({
+          scenario,
+          config,
+          run,
+          perSec: m.perSec,
+          cpuUsPer: m.cpuUsPer ?? (m.serverCpuS * 1e6) / m.count,
+          serverBusy: m.serverBusy,
+          genBusy: m.genBusy,
+          errors: m.errors,
+          missing: m.missing,
+          p50Ms: m.latencyMs?.p50,
+          p99Ms: m.latencyMs?.p99,
+        });
         const r = results.at(-1);
-        log(`  ${scenario.padEnd(20)} ${config.padEnd(20)} run ${run}: ${Math.round(r.perSec).toLocaleString('en')}/s, ${r.cpuUsPer.toFixed(2)} µs server CPU each, server ${Math.round(r.serverBusy * 100)}% busy, generator ${Math.round((r.genBusy ?? 0) * 100)}%, latency p50 ${r.p50Ms?.toFixed(2)} ms p99 ${r.p99Ms?.toFixed(2)} ms${r.errors ? `, ${r.errors} errors` : ''}${r.missing ? `, ${r.missing} missing` : ''}`);
+        log(
+          `  ${scenario.padEnd(20)} ${config.padEnd(20)} run ${run}: ${Math.round(r.perSec).toLocaleString('en')}/s, ${r.cpuUsPer.toFixed(2)} µs server CPU each, server ${Math.round(r.serverBusy * 100)}% busy, generator ${Math.round((r.genBusy ?? 0) * 100)}%, latency p50 ${r.p50Ms?.toFixed(2)} ms p99 ${r.p99Ms?.toFixed(2)} ms${r.errors ? `, ${r.errors} errors` : ''}${r.missing ? `, ${r.missing} missing` : ''}`,
+        );
       } catch (err) {
         if (wasInterrupted()) process.exit(130);
         results.push({ scenario, config, run, failure: err.message.slice(0, 500) });
@@ -103,7 +119,10 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const lines = ['| scenario | configuration | per second | server CPU µs per request/delivery | vs in-process (CPU each) | server busy | generator busy | latency p50 / p99 ms |', '|---|---|---:|---:|---:|---:|---:|---:|'];
+const lines = [
+  '| scenario | configuration | per second | server CPU µs per request/delivery | vs in-process (CPU each) | server busy | generator busy | latency p50 / p99 ms |',
+  '|---|---|---:|---:|---:|---:|---:|---:|',
+];
 const summary = {};
 for (const scenario of scenarios) {
   for (const config of configs) {
@@ -112,7 +131,14 @@ for (const scenario of scenarios) {
       lines.push(`| ${scenario} | ${config} | failed | | | | | |`);
       continue;
     }
-    const s = { perSec: median(ok.map((r) => r.perSec)), cpuUsPer: median(ok.map((r) => r.cpuUsPer)), serverBusy: median(ok.map((r) => r.serverBusy)), genBusy: median(ok.map((r) => r.genBusy ?? 0)), p50Ms: median(ok.map((r) => r.p50Ms ?? 0)), p99Ms: median(ok.map((r) => r.p99Ms ?? 0)) };
+    const s = {
+      perSec: median(ok.map((r) => r.perSec)),
+      cpuUsPer: median(ok.map((r) => r.cpuUsPer)),
+      serverBusy: median(ok.map((r) => r.serverBusy)),
+      genBusy: median(ok.map((r) => r.genBusy ?? 0)),
+      p50Ms: median(ok.map((r) => r.p50Ms ?? 0)),
+      p99Ms: median(ok.map((r) => r.p99Ms ?? 0)),
+    };
     (summary[scenario] ??= {})[config] = s;
   }
   for (const config of configs) {
@@ -120,7 +146,9 @@ for (const scenario of scenarios) {
     if (!s) continue;
     const ref = summary[scenario][config.endsWith('unpinned') ? 'in-process-unpinned' : 'in-process'];
     const vs = ref ? `${((s.cpuUsPer / ref.cpuUsPer - 1) * 100).toFixed(0)}%` : '';
-    lines.push(`| ${scenario} | ${config} | ${Math.round(s.perSec).toLocaleString('en')} | ${s.cpuUsPer.toFixed(2)} | ${config.startsWith('in-process') ? '' : (vs.startsWith('-') ? '' : '+') + vs} | ${Math.round(s.serverBusy * 100)}% | ${Math.round(s.genBusy * 100)}% | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} |`);
+    lines.push(
+      `| ${scenario} | ${config} | ${Math.round(s.perSec).toLocaleString('en')} | ${s.cpuUsPer.toFixed(2)} | ${config.startsWith('in-process') ? '' : (vs.startsWith('-') ? '' : '+') + vs} | ${Math.round(s.serverBusy * 100)}% | ${Math.round(s.genBusy * 100)}% | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} |`,
+    );
   }
 }
 console.log(`\n${lines.join('\n')}\n`);

@@ -46,16 +46,37 @@ const freePort = () =>
 
 async function startBroker(kind) {
   const port = await freePort();
-  const argv = kind === 'redis' ? ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'] : ['nats-server', '-a', '127.0.0.1', '-p', String(port)];
+  const argv =
+    kind === 'redis'
+      ? ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+      : ['nats-server', '-a', '127.0.0.1', '-p', String(port)];
   const child = track(spawn('taskset', ['-c', String(env.serverCpu), ...argv], { stdio: 'ignore', detached: true }));
   await new Promise((r) => setTimeout(r, 300));
   return { child, url: `${kind}://127.0.0.1:${port}` };
 }
 
 const SERVERS = {
-  'tachyon-redis': { broker: 'redis', script: 'servers/tachyon-bus.mjs', env: (url) => ({ BUS: 'redis', BUS_URL: url }), protocol: 'tachyon', path: '/fanout' },
-  'tachyon-nats': { broker: 'nats', script: 'servers/tachyon-bus.mjs', env: (url) => ({ BUS: 'nats', BUS_URL: url }), protocol: 'tachyon', path: '/fanout' },
-  'socketio-redis': { broker: 'redis', script: 'servers/socketio-redis.mjs', env: (url) => ({ REDIS_URL: url }), protocol: 'socketio', path: '/' },
+  'tachyon-redis': {
+    broker: 'redis',
+    script: 'servers/tachyon-bus.mjs',
+    env: (url) => ({ BUS: 'redis', BUS_URL: url }),
+    protocol: 'tachyon',
+    path: '/fanout',
+  },
+  'tachyon-nats': {
+    broker: 'nats',
+    script: 'servers/tachyon-bus.mjs',
+    env: (url) => ({ BUS: 'nats', BUS_URL: url }),
+    protocol: 'tachyon',
+    path: '/fanout',
+  },
+  'socketio-redis': {
+    broker: 'redis',
+    script: 'servers/socketio-redis.mjs',
+    env: (url) => ({ REDIS_URL: url }),
+    protocol: 'socketio',
+    path: '/',
+  },
 };
 
 async function once(peer, LOAD) {
@@ -67,7 +88,34 @@ async function once(peer, LOAD) {
   const [a, b] = [await startServer(peer, [node, spec.script], env), await startServer(peer, [node, spec.script], env)];
   Object.assign(process.env, saved);
   try {
-    const argv = [LOADGEN, 'fanout', '--protocol', spec.protocol, '--url', `ws://127.0.0.1:${b.port}${spec.path}`, '--sender-url', `ws://127.0.0.1:${a.port}${spec.path}`, '--extra-senders', '--subscribers', String(LOAD.subscribers), '--senders', String(LOAD.senders), '--burst', String(LOAD.burst), '--interval-ms', String(LOAD.intervalMs), '--size', String(LOAD.size), '--duration', String(duration), '--warmup', '1', '--drain', '3', '--quiet'];
+    const argv = [
+      LOADGEN,
+      'fanout',
+      '--protocol',
+      spec.protocol,
+      '--url',
+      `ws://127.0.0.1:${b.port}${spec.path}`,
+      '--sender-url',
+      `ws://127.0.0.1:${a.port}${spec.path}`,
+      '--extra-senders',
+      '--subscribers',
+      String(LOAD.subscribers),
+      '--senders',
+      String(LOAD.senders),
+      '--burst',
+      String(LOAD.burst),
+      '--interval-ms',
+      String(LOAD.intervalMs),
+      '--size',
+      String(LOAD.size),
+      '--duration',
+      String(duration),
+      '--warmup',
+      '1',
+      '--drain',
+      '3',
+      '--quiet',
+    ];
     const { text } = await runLoad(argv, env, { allowFail: true });
     return JSON.parse(text);
   } finally {
@@ -81,7 +129,8 @@ const median = (xs) => {
   return v.length === 0 ? null : v[Math.floor(v.length / 2)];
 };
 const sustained = (rep, load) => rep.ok === true && rep.delivered_per_s >= 0.95 * load.rate * load.subscribers;
-const line = (peer, load, rep) => `${peer} ${load.rate} msg/s: ${Math.round(rep.delivered_per_s ?? 0)} deliveries/s, p50 ${rep.latency_us?.p50} us, p99 ${rep.latency_us?.p99} us, ok=${rep.ok} ${(rep.reasons ?? []).join('; ')}`;
+const line = (peer, load, rep) =>
+  `${peer} ${load.rate} msg/s: ${Math.round(rep.delivered_per_s ?? 0)} deliveries/s, p50 ${rep.latency_us?.p50} us, p99 ${rep.latency_us?.p99} us, ok=${rep.ok} ${(rep.reasons ?? []).join('; ')}`;
 const ladder = {};
 const summary = {};
 for (const peer of peers) {
@@ -120,11 +169,17 @@ for (const peer of peers) {
   ladder[peer].push(...reps, ...low);
 }
 for (const t of ['tachyon-redis', 'tachyon-nats']) {
-  if (summary[t] && summary['socketio-redis']?.sustained_deliveries_per_s) summary[t].ratio_vs_socketio_redis = +(summary[t].sustained_deliveries_per_s / summary['socketio-redis'].sustained_deliveries_per_s).toFixed(1);
+  if (summary[t] && summary['socketio-redis']?.sustained_deliveries_per_s)
+    summary[t].ratio_vs_socketio_redis = +(
+      summary[t].sustained_deliveries_per_s / summary['socketio-redis'].sustained_deliveries_per_s
+    ).toFixed(1);
 }
 const results = ladder;
 const LOADS = { rates: RATES, example: loadFor(1000) };
 mkdirSync(RESULTS_DIR, { recursive: true });
-writeFileSync(path.join(RESULTS_DIR, 'cross-server.json'), JSON.stringify({ loads: LOADS, duration, runs, summary, raw: results }, null, 2) + '\n');
+writeFileSync(
+  path.join(RESULTS_DIR, 'cross-server.json'),
+  JSON.stringify({ loads: LOADS, duration, runs, summary, raw: results }, null, 2) + '\n',
+);
 console.log(JSON.stringify({ loads: LOADS, summary }, null, 2));
 process.exit(0);

@@ -28,7 +28,9 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 // Same rule as quick.mjs: always run on the repository's pinned Node.
 {
   const pinned = path.join(BENCH_DIR, '..', 'node_modules', 'node', 'bin', 'node');
-  const pinnedVersion = existsSync(pinned) ? JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version : null;
+  const pinnedVersion = existsSync(pinned)
+    ? JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version
+    : null;
   if (pinnedVersion && process.versions.node !== pinnedVersion) {
     console.log(`(re-running with the pinned Node ${pinnedVersion}; this is ${process.version})`);
     const r = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
@@ -80,7 +82,12 @@ function options() {
     if (!Number.isInteger(n) || n < min) fail(`--${name} must be a whole number >= ${min}, got ${value}`);
     return n;
   };
-  return { bursts: int(values.bursts, 'bursts', 10, 1), concurrency: int(values.concurrency, 'concurrency', 200, 1), delayMs: int(values.delay, 'delay', 5, 0), warmupBursts: int(values.warmup, 'warmup', 3, 1) };
+  return {
+    bursts: int(values.bursts, 'bursts', 10, 1),
+    concurrency: int(values.concurrency, 'concurrency', 200, 1),
+    delayMs: int(values.delay, 'delay', 5, 0),
+    warmupBursts: int(values.warmup, 'warmup', 3, 1),
+  };
 }
 
 function which(cmd) {
@@ -114,7 +121,10 @@ function startServer(opts, pin) {
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server printed no READY line within ${READY_TIMEOUT_MS / 1000} s\n${stderr}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`server printed no READY line within ${READY_TIMEOUT_MS / 1000} s\n${stderr}`)),
+      READY_TIMEOUT_MS,
+    );
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`server exited (${signal ?? `code ${code}`}) before it was ready\n${stdout}\n${stderr}`));
@@ -139,7 +149,15 @@ function get(port, urlPath, agent) {
     const req = http.get({ host: '127.0.0.1', port, path: urlPath, agent, timeout: 10_000 }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), contentType: res.headers['content-type'], localPort: req.socket?.localPort, ms: performance.now() - t0 }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode,
+          body: Buffer.concat(chunks).toString('utf8'),
+          contentType: res.headers['content-type'],
+          localPort: req.socket?.localPort,
+          ms: performance.now() - t0,
+        }),
+      );
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error('timed out after 10 s')));
@@ -200,20 +218,24 @@ function table(header, rows, right) {
 
 async function main() {
   const opts = options();
-  if (!existsSync(path.join(REPO_DIR, 'packages', 'server', 'dist', 'index.js'))) fail('packages/server/dist is missing: run `npm run build` at the repo root first');
+  if (!existsSync(path.join(REPO_DIR, 'packages', 'server', 'dist', 'index.js')))
+    fail('packages/server/dist is missing: run `npm run build` at the repo root first');
   const cpus = os.availableParallelism?.() ?? os.cpus().length;
   const pin = which('taskset') && cpus >= 2;
   // The client pins itself (all its threads) to CPU 1, away from the server on CPU 0.
   if (pin) spawnSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
 
   const startedAt = new Date();
-  console.log(`Tachyon dedup bench: ${opts.bursts} burst(s) per route of ${opts.concurrency} concurrent GETs on ${opts.concurrency} connections; handler takes ${opts.delayMs} ms`);
+  console.log(
+    `Tachyon dedup bench: ${opts.bursts} burst(s) per route of ${opts.concurrency} concurrent GETs on ${opts.concurrency} connections; handler takes ${opts.delayMs} ms`,
+  );
   console.log(`node ${process.version}, ${cpus} CPUs; ${pin ? 'server on CPU 0, client on CPU 1' : 'not pinned'}`);
   const port = await startServer(opts, pin);
 
   // The expected page, from a request outside the pool.
   const first = await get(port, ROUTES.nodedup, false);
-  if (first.status !== 200 || !String(first.contentType).startsWith('application/json')) fail(`GET ${ROUTES.nodedup}: status ${first.status}, content-type ${first.contentType}`);
+  if (first.status !== 200 || !String(first.contentType).startsWith('application/json'))
+    fail(`GET ${ROUTES.nodedup}: status ${first.status}, content-type ${first.contentType}`);
   const expected = first.body;
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency, maxFreeSockets: opts.concurrency, scheduling: 'fifo' });
@@ -237,7 +259,18 @@ async function main() {
   const rows = [...results].sort((a, b) => (a.route === b.route ? a.burst - b.burst : a.route === 'dedup' ? -1 : 1));
   table(
     ['route', 'burst', 'handler calls', 'wall ms', 'arrival spread ms', 'p50 ms', 'max ms', '200 OK', 'identical', 'connections'],
-    rows.map((r) => [r.path, String(r.burst), String(r.handlerCalls), r.wallMs.toFixed(1), r.arrivalSpreadMs?.toFixed(1) ?? '—', r.p50Ms?.toFixed(1) ?? '—', r.maxMs?.toFixed(1) ?? '—', `${r.status200}/${opts.concurrency}`, `${r.identical}/${opts.concurrency}`, String(r.distinctConnections)]),
+    rows.map((r) => [
+      r.path,
+      String(r.burst),
+      String(r.handlerCalls),
+      r.wallMs.toFixed(1),
+      r.arrivalSpreadMs?.toFixed(1) ?? '—',
+      r.p50Ms?.toFixed(1) ?? '—',
+      r.maxMs?.toFixed(1) ?? '—',
+      `${r.status200}/${opts.concurrency}`,
+      `${r.identical}/${opts.concurrency}`,
+      String(r.distinctConnections),
+    ]),
     new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]),
   );
 
@@ -258,20 +291,41 @@ async function main() {
   });
   console.log('');
   table(
-    ['route', 'handler calls per burst (median, min–max)', 'wall ms per burst (median)', 'arrival spread ms (median)', 'p50 ms (median)', 'all 200 + identical'],
-    summary.map((s) => [s.path, `${s.medianHandlerCalls} (${s.minHandlerCalls}–${s.maxHandlerCalls})`, s.medianWallMs.toFixed(1), s.medianArrivalSpreadMs?.toFixed(1) ?? '—', s.medianP50Ms.toFixed(1), s.allOk ? 'yes' : 'NO']),
+    [
+      'route',
+      'handler calls per burst (median, min–max)',
+      'wall ms per burst (median)',
+      'arrival spread ms (median)',
+      'p50 ms (median)',
+      'all 200 + identical',
+    ],
+    summary.map((s) => [
+      s.path,
+      `${s.medianHandlerCalls} (${s.minHandlerCalls}–${s.maxHandlerCalls})`,
+      s.medianWallMs.toFixed(1),
+      s.medianArrivalSpreadMs?.toFixed(1) ?? '—',
+      s.medianP50Ms.toFixed(1),
+      s.allOk ? 'yes' : 'NO',
+    ]),
     new Set([1, 2, 3, 4]),
   );
   const [d, n] = summary;
-  console.log(`\n${opts.concurrency} concurrent requests, ${opts.delayMs} ms handler: ${d.medianHandlerCalls} handler call(s) per burst with dedup, ${n.medianHandlerCalls} without; wall time ${d.medianWallMs.toFixed(1)} ms vs ${n.medianWallMs.toFixed(1)} ms.`);
+  console.log(
+    `\n${opts.concurrency} concurrent requests, ${opts.delayMs} ms handler: ${d.medianHandlerCalls} handler call(s) per burst with dedup, ${n.medianHandlerCalls} without; wall time ${d.medianWallMs.toFixed(1)} ms vs ${n.medianWallMs.toFixed(1)} ms.`,
+  );
   if (d.maxHandlerCalls > 1) {
-    console.log(`More than one call with dedup means some requests reached the server after the leader had finished (arrival spread > the ${opts.delayMs} ms handler): they start a new group.`);
+    console.log(
+      `More than one call with dedup means some requests reached the server after the leader had finished (arrival spread > the ${opts.delayMs} ms handler): they start a new group.`,
+    );
   }
   const fewer = results.filter((r) => r.distinctConnections !== opts.concurrency);
   if (fewer.length) console.log(`note: ${fewer.length} burst(s) used fewer than ${opts.concurrency} distinct connections (see the JSON)`);
 
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
+  const stamp = startedAt
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replaceAll(':', '-');
   const file = path.join(RESULTS_DIR, `dedup-${stamp}.json`);
   const tachyonPkg = path.join(REPO_DIR, 'packages', 'server', 'package.json');
   const record = {
@@ -296,10 +350,15 @@ async function main() {
 
   if (!summary.every((s) => s.allOk)) {
     for (const r of results.filter((x) => x.errors.length || x.status200 !== opts.concurrency || x.identical !== opts.concurrency)) {
-      console.error(`dedup: ${r.path} burst ${r.burst}: ${r.status200} x 200, ${r.identical} identical, ${r.distinctBodies} distinct bodies, errors: ${r.errors.join('; ') || 'none'}`);
+      console.error(
+        `dedup: ${r.path} burst ${r.burst}: ${r.status200} x 200, ${r.identical} identical, ${r.distinctBodies} distinct bodies, errors: ${r.errors.join('; ') || 'none'}`,
+      );
     }
     process.exitCode = 1;
   }
 }
 
-main().then(() => process.exit(), (err) => fail(err.message)); // exit: the 'exit' hook stops the server
+main().then(
+  () => process.exit(),
+  (err) => fail(err.message),
+); // exit: the 'exit' hook stops the server

@@ -27,11 +27,41 @@ import { BENCH_DIR, RESULTS_DIR, fmtInt, fmtX, table } from './lib/util.mjs';
 const CHARTS_DIR = path.join(RESULTS_DIR, 'game-charts');
 
 const GAME_PEERS = {
-  tachyon: { label: 'Tachyon', runtime: 'node', protocol: 'tachyon', packages: ['@tachyon/server'], about: 'examples/typing-race itself (createGameApp)' },
-  'socketio-uws': { label: 'Socket.IO/uWS', runtime: 'node', protocol: 'socketio', packages: ['socket.io', 'uWebSockets.js'], about: 'Socket.IO 4.8 on uWebSockets.js (io.attachApp), the seed\'s winner' },
-  socketio: { label: 'Socket.IO/ws', runtime: 'node', protocol: 'socketio', packages: ['socket.io'], about: 'Socket.IO 4.8 on its default ws engine' },
-  bun: { label: 'Bun native', runtime: 'bun', protocol: 'tachyon', packages: ['bun'], about: "Bun.serve's native WebSocket pub/sub, Tachyon's wire format by hand" },
-  uws: { label: 'raw uWS', runtime: 'node', protocol: 'tachyon', packages: ['uWebSockets.js'], about: "raw uWebSockets.js, Tachyon's wire format by hand (the ceiling)" },
+  tachyon: {
+    label: 'Tachyon',
+    runtime: 'node',
+    protocol: 'tachyon',
+    packages: ['@tachyon/server'],
+    about: 'examples/typing-race itself (createGameApp)',
+  },
+  'socketio-uws': {
+    label: 'Socket.IO/uWS',
+    runtime: 'node',
+    protocol: 'socketio',
+    packages: ['socket.io', 'uWebSockets.js'],
+    about: "Socket.IO 4.8 on uWebSockets.js (io.attachApp), the seed's winner",
+  },
+  socketio: {
+    label: 'Socket.IO/ws',
+    runtime: 'node',
+    protocol: 'socketio',
+    packages: ['socket.io'],
+    about: 'Socket.IO 4.8 on its default ws engine',
+  },
+  bun: {
+    label: 'Bun native',
+    runtime: 'bun',
+    protocol: 'tachyon',
+    packages: ['bun'],
+    about: "Bun.serve's native WebSocket pub/sub, Tachyon's wire format by hand",
+  },
+  uws: {
+    label: 'raw uWS',
+    runtime: 'node',
+    protocol: 'tachyon',
+    packages: ['uWebSockets.js'],
+    about: "raw uWebSockets.js, Tachyon's wire format by hand (the ceiling)",
+  },
 };
 
 const { values: o } = parseArgs({
@@ -57,9 +87,15 @@ if (o.render) {
   process.exit(0);
 }
 
-const peers = o.peers.split(',').map((p) => p.trim()).filter(Boolean);
+const peers = o.peers
+  .split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
 for (const p of peers) if (!GAME_PEERS[p]) throw new Error(`unknown game peer ${p} (${Object.keys(GAME_PEERS).join(', ')})`);
-ensureBenchInstall(peers.flatMap((p) => GAME_PEERS[p].packages).filter((name) => !pkgJson(name)), log);
+ensureBenchInstall(
+  peers.flatMap((p) => GAME_PEERS[p].packages).filter((name) => !pkgJson(name)),
+  log,
+);
 const loadgen = ensureLoadgen(log);
 if (loadgen.error) throw new Error(loadgen.error);
 const runtimes = probeRuntimes();
@@ -75,7 +111,13 @@ const warmup = Number(o.warmup);
 function capacityOf(timeline) {
   let best = 0;
   for (const row of timeline) {
-    if (!row.ok && row.t > warmup) return { players: best, limited: true, at: row.t, why: row.errors > 0 ? `${row.errors} errors` : `p95 ping ${row.ping?.p95 ?? '—'} ms, keystroke ${row.key?.p95 ?? '—'} ms` };
+    if (!row.ok && row.t > warmup)
+      return {
+        players: best,
+        limited: true,
+        at: row.t,
+        why: row.errors > 0 ? `${row.errors} errors` : `p95 ping ${row.ping?.p95 ?? '—'} ms, keystroke ${row.key?.p95 ?? '—'} ms`,
+      };
     best = Math.max(best, row.players);
   }
   return { players: best, limited: false };
@@ -90,14 +132,39 @@ async function runOnce(peer, def, argv, runNo) {
   const url = def.protocol === 'socketio' ? `ws://127.0.0.1:${server.port}/` : `ws://127.0.0.1:${server.port}/ws`;
   const t0 = Date.now();
   const load = await runLoad(
-    [loadgen.bin, 'game', '--url', url, '--protocol', def.protocol, '--rate', o.rate, '--duration', o.duration, '--max-players', String(maxPlayers), '--stop-after-bad', o['stop-after-bad'], '--warmup', o.warmup, '--p95-limit-ms', o['p95-limit-ms'], '--server-pid', String(server.pid)],
+    [
+      loadgen.bin,
+      'game',
+      '--url',
+      url,
+      '--protocol',
+      def.protocol,
+      '--rate',
+      o.rate,
+      '--duration',
+      o.duration,
+      '--max-players',
+      String(maxPlayers),
+      '--stop-after-bad',
+      o['stop-after-bad'],
+      '--warmup',
+      o.warmup,
+      '--p95-limit-ms',
+      o['p95-limit-ms'],
+      '--server-pid',
+      String(server.pid),
+    ],
     env,
     { allowFail: true },
   );
   const died = server.died;
   await stopServer(server);
   const report = JSON.parse(load.text.trim().split('\n').at(-1));
-  const metrics = readFileSync(metricsFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const metrics = readFileSync(metricsFile, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   // Each loadgen second ends at t0 + t s: the server line closest to it.
   for (const row of report.timeline) {
     const at = t0 + row.t * 1000;
@@ -106,8 +173,17 @@ async function runOnce(peer, def, argv, runNo) {
   const capacity = capacityOf(report.timeline);
   const good = report.timeline.filter((r) => !capacity.limited || r.t < capacity.at);
   const maxGenCpu = Math.max(0, ...good.map((r) => r.loadgen_cpu));
-  log(`bench:game: ${def.label} run ${runNo}: capacity ${capacity.limited ? '' : '≥ '}${fmtInt(capacity.players)} players${capacity.limited ? ` (first bad second t=${capacity.at}s: ${capacity.why})` : ' (never limited)'}; loadgen CPU ≤ ${maxGenCpu}%${died ? `; server died: ${died}` : ''}`);
-  return { capacity, atCapacity: good.at(-1) ?? null, maxLoadgenCpuOk: maxGenCpu, died: died ?? null, errorSamples: report.error_samples, timeline: report.timeline };
+  log(
+    `bench:game: ${def.label} run ${runNo}: capacity ${capacity.limited ? '' : '≥ '}${fmtInt(capacity.players)} players${capacity.limited ? ` (first bad second t=${capacity.at}s: ${capacity.why})` : ' (never limited)'}; loadgen CPU ≤ ${maxGenCpu}%${died ? `; server died: ${died}` : ''}`,
+  );
+  return {
+    capacity,
+    atCapacity: good.at(-1) ?? null,
+    maxLoadgenCpuOk: maxGenCpu,
+    died: died ?? null,
+    errorSamples: report.error_samples,
+    timeline: report.timeline,
+  };
 }
 
 const runs = Math.max(1, Number(o.runs));
@@ -121,7 +197,13 @@ for (const peer of peers) {
   for (let i = 1; i <= runs; i++) all.push(await runOnce(peer, def, argv, i));
   // The run with the median capacity stands for the peer (its timeline feeds the charts).
   const median = [...all].sort((a, b) => a.capacity.players - b.capacity.players)[(all.length - 1) >> 1];
-  results.push({ peer, label: def.label, ...median, capacities: all.map((r) => r.capacity.players), runs: all.map(({ timeline, ...rest }) => rest) });
+  results.push({
+    peer,
+    label: def.label,
+    ...median,
+    capacities: all.map((r) => r.capacity.players),
+    runs: all.map(({ timeline, ...rest }) => rest),
+  });
 }
 
 // ------------------------------------------------------------------ report
@@ -140,19 +222,41 @@ const rows = results.map((r) => {
     r.capacity.limited ? `t=${r.capacity.at}s: ${r.capacity.why}` : 'not reached',
   ];
 });
-const header = ['server', 'capacity (players)', 'Tachyon ×', 'server CPU', 'RSS', 'event-loop delay max', 'keystroke p95', 'loadgen CPU max', 'what stopped it'];
+const header = [
+  'server',
+  'capacity (players)',
+  'Tachyon ×',
+  'server CPU',
+  'RSS',
+  'event-loop delay max',
+  'keystroke p95',
+  'loadgen CPU max',
+  'what stopped it',
+];
 const md = table(header, rows, new Set([1, 2, 3, 4, 5, 6, 7]));
 console.log(`\n${md}\n`);
 const goals = [];
-if (cap.tachyon && cap['socketio-uws']) goals.push(`Tachyon ≥ 2× Socket.IO/uWS: ${fmtX(cap.tachyon / cap['socketio-uws'])} (${cap.tachyon >= 2 * cap['socketio-uws'] ? 'met' : 'missed'})`);
-if (cap.tachyon && cap.uws) goals.push(`Tachyon ≥ 0.9× raw uWS: ${fmtX(cap.tachyon / cap.uws)} (${cap.tachyon >= 0.9 * cap.uws ? 'met' : 'missed'})`);
+if (cap.tachyon && cap['socketio-uws'])
+  goals.push(
+    `Tachyon ≥ 2× Socket.IO/uWS: ${fmtX(cap.tachyon / cap['socketio-uws'])} (${cap.tachyon >= 2 * cap['socketio-uws'] ? 'met' : 'missed'})`,
+  );
+if (cap.tachyon && cap.uws)
+  goals.push(`Tachyon ≥ 0.9× raw uWS: ${fmtX(cap.tachyon / cap.uws)} (${cap.tachyon >= 0.9 * cap.uws ? 'met' : 'missed'})`);
 for (const g of goals) console.log(g);
 
 if (o.write) {
-  const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z');
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `game-${stamp}.json`);
-  const run = { options: o, command: `npm run bench:game -- ${process.argv.slice(2).join(' ')}`.trim(), environment: { ...env, loadgenBin: undefined, staticDir: undefined }, results };
+  const run = {
+    options: o,
+    command: `npm run bench:game -- ${process.argv.slice(2).join(' ')}`.trim(),
+    environment: { ...env, loadgenBin: undefined, staticDir: undefined },
+    results,
+  };
   writeFileSync(file, `${JSON.stringify(run, null, 1)}\n`);
   writeOutputs(run, file);
 }
@@ -160,16 +264,46 @@ if (o.write) {
 /** The charts and the game section of RESULTS.md for one run (`file`: its JSON). */
 function writeOutputs({ results, options, environment, command }, file) {
   mkdirSync(CHARTS_DIR, { recursive: true });
-  const series = (f) => results.map((r) => ({ label: r.label, color: PEER_COLORS[r.peer], points: r.timeline.map((row) => [row.players, f(row)]) }));
+  const series = (f) =>
+    results.map((r) => ({ label: r.label, color: PEER_COLORS[r.peer], points: r.timeline.map((row) => [row.players, f(row)]) }));
   const limit = Number(options['p95-limit-ms']);
   const charts = {
-    'game-latency.svg': lineChart({ title: 'Keystroke → own progress, p95 (ms)', xLabel: 'connected players', yLabel: 'ms', series: series((row) => row.key?.p95), limit, yMax: limit * 3 }),
-    'game-cpu.svg': lineChart({ title: 'Server CPU (% of its one core)', xLabel: 'connected players', yLabel: '%', series: series((row) => row.server?.cpu), yMax: 110 }),
-    'game-memory.svg': lineChart({ title: 'Server RSS (MB)', xLabel: 'connected players', yLabel: 'MB', series: series((row) => row.server?.rssMb) }),
-    'game-eld.svg': lineChart({ title: 'Server event-loop delay, max per second (ms)', xLabel: 'connected players', yLabel: 'ms', series: series((row) => row.server?.eldMaxMs), yMax: 100 }),
+    'game-latency.svg': lineChart({
+      title: 'Keystroke → own progress, p95 (ms)',
+      xLabel: 'connected players',
+      yLabel: 'ms',
+      series: series((row) => row.key?.p95),
+      limit,
+      yMax: limit * 3,
+    }),
+    'game-cpu.svg': lineChart({
+      title: 'Server CPU (% of its one core)',
+      xLabel: 'connected players',
+      yLabel: '%',
+      series: series((row) => row.server?.cpu),
+      yMax: 110,
+    }),
+    'game-memory.svg': lineChart({
+      title: 'Server RSS (MB)',
+      xLabel: 'connected players',
+      yLabel: 'MB',
+      series: series((row) => row.server?.rssMb),
+    }),
+    'game-eld.svg': lineChart({
+      title: 'Server event-loop delay, max per second (ms)',
+      xLabel: 'connected players',
+      yLabel: 'ms',
+      series: series((row) => row.server?.eldMaxMs),
+      yMax: 100,
+    }),
   };
   for (const [name, svg] of Object.entries(charts)) writeFileSync(path.join(CHARTS_DIR, name), svg);
-  const titles = { 'game-latency.svg': 'keystroke p95 against players', 'game-cpu.svg': 'server CPU against players', 'game-memory.svg': 'server RSS against players', 'game-eld.svg': 'event-loop delay against players' };
+  const titles = {
+    'game-latency.svg': 'keystroke p95 against players',
+    'game-cpu.svg': 'server CPU against players',
+    'game-memory.svg': 'server RSS against players',
+    'game-eld.svg': 'event-loop delay against players',
+  };
   const rel = (f) => path.relative(BENCH_DIR, f).split(path.sep).join('/');
   const section = gameMarkdown({
     results,
@@ -180,6 +314,11 @@ function writeOutputs({ results, options, environment, command }, file) {
     command,
   });
   const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
-  writeFileSync(resultsFile, withGameSection(existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '# Benchmark results\n', section));
-  console.log(`bench:game: wrote ${rel(file)}, ${Object.keys(charts).length} charts in ${rel(CHARTS_DIR)} and the game section of bench/RESULTS.md`);
+  writeFileSync(
+    resultsFile,
+    withGameSection(existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '# Benchmark results\n', section),
+  );
+  console.log(
+    `bench:game: wrote ${rel(file)}, ${Object.keys(charts).length} charts in ${rel(CHARTS_DIR)} and the game section of bench/RESULTS.md`,
+  );
 }

@@ -14,7 +14,17 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { values: o } = parseArgs({ options: { subscribers: { type: 'string', default: '200' }, messages: { type: 'string', default: '20000' }, runs: { type: 'string', default: '3' }, replay: { type: 'string', default: '50000' }, child: { type: 'string' }, port: { type: 'string' }, redis: { type: 'string' } } });
+const { values: o } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '200' },
+    messages: { type: 'string', default: '20000' },
+    runs: { type: 'string', default: '3' },
+    replay: { type: 'string', default: '50000' },
+    child: { type: 'string' },
+    port: { type: 'string' },
+    redis: { type: 'string' },
+  },
+});
 
 // ---- the server (child process) ----
 if (o.child !== undefined) {
@@ -55,7 +65,21 @@ async function freePort() {
 
 async function startServer(mode, redisUrl) {
   const port = await freePort();
-  const child = spawn('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url), '--child', mode, '--port', String(port), ...(redisUrl ? ['--redis', redisUrl] : [])], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(
+    'taskset',
+    [
+      '-c',
+      '0',
+      process.execPath,
+      fileURLToPath(import.meta.url),
+      '--child',
+      mode,
+      '--port',
+      String(port),
+      ...(redisUrl ? ['--redis', redisUrl] : []),
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
   await once(child, 'message');
   return { port, stop: async () => (child.kill(), await once(child, 'exit')) };
 }
@@ -129,30 +153,40 @@ async function main() {
   spawnSync('taskset', ['-cp', '1', String(process.pid)]);
   const redisPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
-  const redis = spawn('taskset', ['-c', '1', 'redis-server', '--port', String(redisPort), '--save', '', '--appendonly', 'no'], { cwd: dir, stdio: 'ignore' });
+  const redis = spawn('taskset', ['-c', '1', 'redis-server', '--port', String(redisPort), '--save', '', '--appendonly', 'no'], {
+    cwd: dir,
+    stdio: 'ignore',
+  });
   await new Promise((r) => setTimeout(r, 300));
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  const subs = Number(o.subscribers), messages = Number(o.messages), runs = Number(o.runs);
+  const subs = Number(o.subscribers),
+    messages = Number(o.messages),
+    runs = Number(o.runs);
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const res = { off: [], memory: [], redis: [] };
   const cpuRes = { off: [], memory: [], redis: [] };
   try {
-    for (let r = 0; r < runs; r++) for (const mode of ['off', 'memory', 'redis']) {
-      const f = await fanout(mode, redisUrl, subs, messages);
-      res[mode].push(f.rate);
-      cpuRes[mode].push(f.cpu);
-    }
+    for (let r = 0; r < runs; r++)
+      for (const mode of ['off', 'memory', 'redis']) {
+        const f = await fanout(mode, redisUrl, subs, messages);
+        res[mode].push(f.rate);
+        cpuRes[mode].push(f.cpu);
+      }
     console.log(`fan-out: ${subs} subscribers, ${messages} publishes, median of ${runs}: deliveries/s, and server CPU per publish`);
     const off = median(res.off);
     const offCpu = median(cpuRes.off);
     for (const mode of ['off', 'memory', 'redis']) {
-      console.log(`  history ${mode.padEnd(6)} ${Math.round(median(res[mode])).toLocaleString('en')}/s (${(median(res[mode]) / off).toFixed(2)} x off)   ${median(cpuRes[mode]).toFixed(1)} µs CPU/publish (${(median(cpuRes[mode]) / offCpu).toFixed(2)} x off)`);
+      console.log(
+        `  history ${mode.padEnd(6)} ${Math.round(median(res[mode])).toLocaleString('en')}/s (${(median(res[mode]) / off).toFixed(2)} x off)   ${median(cpuRes[mode]).toFixed(1)} µs CPU/publish (${(median(cpuRes[mode]) / offCpu).toFixed(2)} x off)`,
+      );
     }
     const n = Number(o.replay);
     for (const mode of ['memory', 'redis']) {
       const rates = [];
       for (let r = 0; r < runs; r++) rates.push(await replay(mode, redisUrl, n));
-      console.log(`replay (${mode}): ${n} missed messages, ${Math.round(median(rates)).toLocaleString('en')} messages/s (median of ${runs})`);
+      console.log(
+        `replay (${mode}): ${n} missed messages, ${Math.round(median(rates)).toLocaleString('en')} messages/s (median of ${runs})`,
+      );
     }
   } finally {
     redis.kill();

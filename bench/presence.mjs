@@ -43,7 +43,33 @@ async function withServer(variant, fn) {
 
 async function fanout(variant) {
   return withServer(variant, async (port) => {
-    const argv = [LOADGEN_BIN, 'fanout', '--protocol', 'tachyon', '--url', `ws://127.0.0.1:${port}/fanout`, '--subscribers', '50', '--senders', '10', '--burst', '10', '--interval-ms', '0', '--window', '16', '--size', '64', '--duration', String(duration), '--warmup', '1', '--drain', '3', '--quiet'];
+    const argv = [
+      LOADGEN_BIN,
+      'fanout',
+      '--protocol',
+      'tachyon',
+      '--url',
+      `ws://127.0.0.1:${port}/fanout`,
+      '--subscribers',
+      '50',
+      '--senders',
+      '10',
+      '--burst',
+      '10',
+      '--interval-ms',
+      '0',
+      '--window',
+      '16',
+      '--size',
+      '64',
+      '--duration',
+      String(duration),
+      '--warmup',
+      '1',
+      '--drain',
+      '3',
+      '--quiet',
+    ];
     const rep = JSON.parse((await runLoad(argv, env)).text);
     if (rep.ok !== true) throw new Error(`fanout ${variant}: ${JSON.stringify(rep.reasons)}`);
     return rep.delivered_per_s;
@@ -52,7 +78,15 @@ async function fanout(variant) {
 
 async function churn(variant) {
   return withServer(variant, async (port) => {
-    const argv = [process.execPath, path.join(BENCH_DIR, 'presence-churn-client.mjs'), `ws://127.0.0.1:${port}/churn`, '8', '50', '1', String(duration)];
+    const argv = [
+      process.execPath,
+      path.join(BENCH_DIR, 'presence-churn-client.mjs'),
+      `ws://127.0.0.1:${port}/churn`,
+      '8',
+      '50',
+      '1',
+      String(duration),
+    ];
     return JSON.parse((await runLoad(argv, env)).text).ops_per_s;
   });
 }
@@ -67,7 +101,11 @@ const m = (xs) => Math.round(median(xs));
 const summary = {
   runs,
   duration,
-  fanout_deliveries_per_s: { plain: m(results.fanout.off), presence: m(results.fanout.on), ratio: +(median(results.fanout.on) / median(results.fanout.off)).toFixed(2) },
+  fanout_deliveries_per_s: {
+    plain: m(results.fanout.off),
+    presence: m(results.fanout.on),
+    ratio: +(median(results.fanout.on) / median(results.fanout.off)).toFixed(2),
+  },
   churn_ops_per_s: {
     off: m(results.churn.off),
     on: m(results.churn.on),

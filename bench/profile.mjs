@@ -28,11 +28,18 @@ process.on('exit', () => fixtures?.remove());
 const scenario = SCENARIOS[target];
 // Install what the load needs before the server starts waiting for it.
 if (scenario?.kind !== 'ws') ensureWrk(console.log);
-ensureBenchInstall((PEERS[name]?.packages ?? []).filter((p) => !pkgJson(p)), console.log);
-const server = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
-  env: { ...process.env, PORT: '0', STATIC_DIR: process.env.STATIC_DIR ?? fixtures.dir },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+ensureBenchInstall(
+  (PEERS[name]?.packages ?? []).filter((p) => !pkgJson(p)),
+  console.log,
+);
+const server = spawn(
+  'taskset',
+  ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)],
+  {
+    env: { ...process.env, PORT: '0', STATIC_DIR: process.env.STATIC_DIR ?? fixtures.dir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 const port = await new Promise((resolve) => server.stdout.on('data', (d) => /READY (\d+)/.test(String(d)) && resolve(RegExp.$1)));
 const pin = (argv) => ['-c', '1', ...argv];
 if (scenario?.kind === 'ws') {
@@ -40,7 +47,9 @@ if (scenario?.kind === 'ws') {
   const argv = loadgenArgs(target, name, port, { duration: Number(seconds), warmup: 1, hold: 1 }, { loadgenBin: LOADGEN_BIN });
   const r = spawnSync('taskset', pin(argv), { encoding: 'utf8' });
   const rep = JSON.parse(r.stdout.trim().split('\n').pop());
-  console.log(`${target}: ${rep.msgs_per_s ?? rep.delivered_per_s ?? rep.connect_rate} ${scenario.unit}, loadgen ${Math.round(rep.cpu_busy * 100)}% busy, ok ${rep.ok}`);
+  console.log(
+    `${target}: ${rep.msgs_per_s ?? rep.delivered_per_s ?? rep.connect_rate} ${scenario.unit}, loadgen ${Math.round(rep.cpu_busy * 100)}% busy, ok ${rep.ok}`,
+  );
 } else {
   const url = `http://127.0.0.1:${port}${scenario?.path ?? target}`;
   const args = (s) => (scenario ? wrkArgs(target, url, s, false) : ['wrk', '-t1', '-c100', `-d${s}s`, url]);
@@ -74,4 +83,5 @@ for (const [id, t] of dt) {
 }
 const idle = [...self].filter(([k]) => k.startsWith('(idle)')).reduce((a, [, t]) => a + t, 0);
 console.log(`profile: ${join(dir, file)}  (busy ${(100 * (1 - idle / total)).toFixed(1)}%)`);
-for (const [k, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`);
+for (const [k, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30))
+  console.log(`${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`);

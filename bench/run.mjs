@@ -25,7 +25,9 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 // up to 4x between Node majors, so a stray system Node would make the figures meaningless.
 {
   const pinned = path.join(HERE, '..', 'node_modules', 'node', 'bin', 'node');
-  const pinnedVersion = existsSync(pinned) ? JSON.parse(readFileSync(path.join(HERE, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version : null;
+  const pinnedVersion = existsSync(pinned)
+    ? JSON.parse(readFileSync(path.join(HERE, '..', 'node_modules', 'node', 'package.json'), 'utf8')).version
+    : null;
   if (pinnedVersion && process.versions.node !== pinnedVersion) {
     console.log(`(re-running with the pinned Node ${pinnedVersion}; this is ${process.version})`);
     const r = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
@@ -34,7 +36,9 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 }
 
 const { createStaticFixtures } = await import('./static-fixtures.mjs');
-const { ALIASES, ECHO_LOAD, FANOUT_LOAD, HTTP_LOAD, OPT_IN_PEERS, PEER_ORDER, QUICK, SCENARIOS, SMOKE } = await import('./lib/scenarios.mjs');
+const { ALIASES, ECHO_LOAD, FANOUT_LOAD, HTTP_LOAD, OPT_IN_PEERS, PEER_ORDER, QUICK, SCENARIOS, SMOKE } = await import(
+  './lib/scenarios.mjs'
+);
 const { PEERS, peerProblem, probeRuntimes, serverArgv, pkgJson } = await import('./lib/peers.mjs');
 const { ensureLoadgen, ensureWrk, environment, nofileStatus } = await import('./lib/env.mjs');
 const { installSignalHandlers, killAll, startServer, stopServer, wasInterrupted } = await import('./lib/procs.mjs');
@@ -43,7 +47,9 @@ const { measureHttp, measureWs } = await import('./lib/measure.mjs');
 const { LEGEND, evaluateGoals, goalLines, orderRows, resultsMarkdown, summarize, terminalTable } = await import('./lib/report.mjs');
 const { writeCharts } = await import('./lib/charts.mjs');
 const { ensureBenchInstall } = await import('./lib/install.mjs');
-const { BENCH_DIR, BenchError, CHARTS_DIR, REPO_DIR, RESULTS_DIR, fail, fmtCpu, fmtDuration, fmtInt, fmtMs, fmtPct } = await import('./lib/util.mjs');
+const { BENCH_DIR, BenchError, CHARTS_DIR, REPO_DIR, RESULTS_DIR, fail, fmtCpu, fmtDuration, fmtInt, fmtMs, fmtPct } = await import(
+  './lib/util.mjs'
+);
 
 const REFERENCE = new Set(['uws', 'tachyon', 'tachyon-coalesced']); // their failures fail the invocation
 const SCENARIO_NAMES = Object.keys(SCENARIOS);
@@ -96,7 +102,8 @@ function parseOptions() {
   }
   if (values.list) {
     console.log('Scenarios:');
-    for (const [name, s] of Object.entries(SCENARIOS)) console.log(`  ${name.padEnd(22)} ${s.title}\n  ${''.padEnd(22)} peers: ${s.peers.join(', ')}`);
+    for (const [name, s] of Object.entries(SCENARIOS))
+      console.log(`  ${name.padEnd(22)} ${s.title}\n  ${''.padEnd(22)} peers: ${s.peers.join(', ')}`);
     console.log('\nGroups and short names for --only:');
     for (const [name, list] of Object.entries(ALIASES)) console.log(`  ${name.padEnd(16)} ${list.join(', ')}`);
     console.log('\nPeers:');
@@ -111,7 +118,11 @@ function parseOptions() {
     quick: { runs: 3, duration: 1, warmup: 1, hold: 1 },
     smoke: { runs: 1, duration: 1, warmup: 0.5, hold: 0.5 },
   }[mode];
-  const selection = values.quick ? QUICK : values.smoke ? { scenarios: SCENARIO_NAMES, peers: SMOKE.peers } : { scenarios: SCENARIO_NAMES, peers: PEER_ORDER.filter((p) => !OPT_IN_PEERS.includes(p)) };
+  const selection = values.quick
+    ? QUICK
+    : values.smoke
+      ? { scenarios: SCENARIO_NAMES, peers: SMOKE.peers }
+      : { scenarios: SCENARIO_NAMES, peers: PEER_ORDER.filter((p) => !OPT_IN_PEERS.includes(p)) };
   const defaults = { ...settings, ...selection };
   const int = (value, name, dflt) => {
     if (value === undefined) return dflt;
@@ -128,8 +139,11 @@ function parseOptions() {
   let scenarios = defaults.scenarios;
   if (values.only !== undefined) {
     const wanted = new Set();
-    for (const item of values.only.split(',').map((s) => s.trim()).filter(Boolean)) {
-      const expanded = SCENARIOS[item] ? [item] : ALIASES[item] ?? SCENARIO_NAMES.filter((s) => s.startsWith(`${item}-`));
+    for (const item of values.only
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const expanded = SCENARIOS[item] ? [item] : (ALIASES[item] ?? SCENARIO_NAMES.filter((s) => s.startsWith(`${item}-`)));
       if (!expanded.length) fail(`unknown scenario ${item}; see --list`);
       for (const s of expanded) wanted.add(s);
     }
@@ -138,7 +152,10 @@ function parseOptions() {
   }
   let peers = defaults.peers;
   if (values.peers !== undefined) {
-    const items = values.peers.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = values.peers
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const bad = items.filter((p) => !PEERS[p]);
     if (bad.length || !items.length) fail(`unknown peer: ${bad.join(', ') || '(empty)'}; expected some of ${PEER_ORDER.join(',')}`);
     peers = PEER_ORDER.filter((p) => items.includes(p));
@@ -152,11 +169,16 @@ function parseOptions() {
     hold: seconds(values.hold, 'hold', defaults.hold),
     scenarios,
     peers,
-    writeResults: values['no-write-results'] ? false : values['write-results'] ? true : mode !== 'smoke' && values.only === undefined && values.peers === undefined,
+    writeResults: values['no-write-results']
+      ? false
+      : values['write-results']
+        ? true
+        : mode !== 'smoke' && values.only === undefined && values.peers === undefined,
     render: values.render,
   };
   const empty = opts.scenarios.filter((s) => !SCENARIOS[s].peers.some((p) => opts.peers.includes(p)));
-  if (empty.length === opts.scenarios.length) fail(`no selected server implements any selected scenario (${empty.map((s) => `${s}: ${SCENARIOS[s].peers.join(',')}`).join('; ')})`);
+  if (empty.length === opts.scenarios.length)
+    fail(`no selected server implements any selected scenario (${empty.map((s) => `${s}: ${SCENARIOS[s].peers.join(',')}`).join('; ')})`);
   if (empty.length) {
     console.log(`bench: skipping ${empty.join(', ')}: no selected server implements ${empty.length > 1 ? 'them' : 'it'}`);
     opts.scenarios = opts.scenarios.filter((s) => !empty.includes(s));
@@ -253,7 +275,9 @@ async function verify(plan, opts, env, runtimes) {
   }
   if (referenceFailure) fail(`correctness check failed for a reference server (${referenceFailure}); nothing measured`);
   const skip = new Set(['date', 'connection', 'keep-alive']);
-  return Object.fromEntries(Object.entries(staticHeaders).map(([p, h]) => [p, Object.fromEntries(Object.entries(h).filter(([k]) => !skip.has(k)))]));
+  return Object.fromEntries(
+    Object.entries(staticHeaders).map(([p, h]) => [p, Object.fromEntries(Object.entries(h).filter(([k]) => !skip.has(k)))]),
+  );
 }
 
 function estimateSeconds(plan, opts) {
@@ -261,7 +285,8 @@ function estimateSeconds(plan, opts) {
   for (const [s, peers] of Object.entries(plan)) {
     const n = peers.filter((x) => !x.unavailable).length * opts.runs;
     const sc = SCENARIOS[s];
-    const per = sc.mode === 'connections' ? sc.count / 6000 + opts.hold + 1.5 : opts.warmup + opts.duration + (sc.kind === 'ws' ? 0.9 : 0.6);
+    const per =
+      sc.mode === 'connections' ? sc.count / 6000 + opts.hold + 1.5 : opts.warmup + opts.duration + (sc.kind === 'ws' ? 0.9 : 0.6);
     total += n * per;
   }
   return total;
@@ -316,13 +341,26 @@ async function main() {
   env.staticFiles = fixtures.files;
 
   const { plan, nofile } = planRuns(opts, env, runtimes, loadgen);
-  env.nofile = { soft: Object.values(nofile)[0]?.soft ?? Number(spawnSync('sh', ['-c', 'ulimit -Sn'], { encoding: 'utf8' }).stdout), hard: Object.values(nofile)[0]?.hard ?? Number(spawnSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).stdout) };
+  env.nofile = {
+    soft: Object.values(nofile)[0]?.soft ?? Number(spawnSync('sh', ['-c', 'ulimit -Sn'], { encoding: 'utf8' }).stdout),
+    hard: Object.values(nofile)[0]?.hard ?? Number(spawnSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).stdout),
+  };
 
-  log(`node ${env.node}, uWS ${env.packages['uWebSockets.js']}, bun ${env.bun ?? '—'}, deno ${env.deno ?? '—'}, kernel ${env.kernel}, ${env.cpuModel} (${env.cpus} CPUs); server on CPU ${env.serverCpu}, load generator on CPU ${env.loadCpu}; load avg ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
-  log(`${opts.scenarios.length} scenario(s) x ${opts.runs} run(s) x ${opts.duration} s after ${opts.warmup} s warm-up; peers: ${opts.peers.join(', ')}`);
+  log(
+    `node ${env.node}, uWS ${env.packages['uWebSockets.js']}, bun ${env.bun ?? '—'}, deno ${env.deno ?? '—'}, kernel ${env.kernel}, ${env.cpuModel} (${env.cpus} CPUs); server on CPU ${env.serverCpu}, load generator on CPU ${env.loadCpu}; load avg ${os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
+  log(
+    `${opts.scenarios.length} scenario(s) x ${opts.runs} run(s) x ${opts.duration} s after ${opts.warmup} s warm-up; peers: ${opts.peers.join(', ')}`,
+  );
   const unavailable = Object.entries(plan).flatMap(([s, ps]) => ps.filter((x) => x.unavailable).map((x) => ({ s, ...x })));
   const reasons = new Map();
-  for (const u of unavailable) (reasons.get(`${u.peer}: ${u.unavailable}`) ?? reasons.set(`${u.peer}: ${u.unavailable}`, []).get(`${u.peer}: ${u.unavailable}`)).push(u.s);
+  for (const u of unavailable)
+    (reasons.get(`${u.peer}: ${u.unavailable}`) ?? reasons.set(`${u.peer}: ${u.unavailable}`, []).get(`${u.peer}: ${u.unavailable}`)).push(
+      u.s,
+    );
   for (const [why, ss] of reasons) log(`  unavailable on ${ss.join(', ')}: ${why}`);
 
   log('\nCorrectness check (one fresh process per server):');
@@ -343,7 +381,12 @@ async function main() {
         let r;
         let server;
         try {
-          server = await startServer(peer, serverArgv(peer, runtimes), env, sc.mode === 'connections' ? { nofile: Math.max(sc.count + 1024, nofile[scenario]?.hard ?? 0) } : {});
+          server = await startServer(
+            peer,
+            serverArgv(peer, runtimes),
+            env,
+            sc.mode === 'connections' ? { nofile: Math.max(sc.count + 1024, nofile[scenario]?.hard ?? 0) } : {},
+          );
           const m = sc.kind === 'http' ? await measureHttp(server, scenario, opts, env) : await measureWs(server, scenario, opts, env);
           r = { scenario, peer, run: i + 1, serverPid: server.pid, ...m };
         } catch (err) {
@@ -363,17 +406,24 @@ async function main() {
         }
         const flags = [
           r.generatorBound ? ' GENERATOR-BOUND' : '',
-          r.contended ? ` NOISY (others+steal: CPU ${env.serverCpu} ${fmtPct(r.serverCoreLost)}, CPU ${env.loadCpu} ${fmtPct(r.loadCoreLost)})` : '',
+          r.contended
+            ? ` NOISY (others+steal: CPU ${env.serverCpu} ${fmtPct(r.serverCoreLost)}, CPU ${env.loadCpu} ${fmtPct(r.loadCoreLost)})`
+            : '',
           r.lossy ? ` LOSSY (fan-out ${r.fanoutRatio}/${r.expectedFanout})` : '',
           r.errors ? ` ERRORS ${JSON.stringify(r.errorDetail ?? r.reasons)}` : '',
           r.rssPerConnBytes !== undefined && r.rssPerConnBytes !== null ? ` ${(r.rssPerConnBytes / 1024).toFixed(1)} KiB/conn` : '',
         ].join('');
-        log(`${prefix} ${fmtInt(r.perSec).padStart(10)} ${sc.unit}  p99 ${fmtMs(r.latencyMs?.p99)}  ${fmtCpu(r.cpuUsPer)} µs/${sc.per}  server ${fmtPct(r.serverBusy)}  gen ${fmtPct(r.genBusy)}${flags}`);
+        log(
+          `${prefix} ${fmtInt(r.perSec).padStart(10)} ${sc.unit}  p99 ${fmtMs(r.latencyMs?.p99)}  ${fmtCpu(r.cpuUsPer)} µs/${sc.per}  server ${fmtPct(r.serverBusy)}  gen ${fmtPct(r.genBusy)}${flags}`,
+        );
       }
     }
   }
 
-  const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
+  const stamp = startedAt
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replaceAll(':', '-');
   const file = path.join(RESULTS_DIR, `${stamp}${opts.mode === 'smoke' ? '-smoke' : ''}.json`);
   const record = {
     tool: 'bench/run.mjs',
@@ -409,7 +459,9 @@ async function main() {
   log(`\nRaw figures: ${path.relative(process.cwd(), file)}`);
   if (opts.writeResults) {
     const charts = writeReport(record, rows, goals);
-    log(`Regenerated ${path.relative(process.cwd(), path.join(BENCH_DIR, 'RESULTS.md'))} and ${Object.keys(charts).length} chart(s) in ${path.relative(process.cwd(), CHARTS_DIR)}`);
+    log(
+      `Regenerated ${path.relative(process.cwd(), path.join(BENCH_DIR, 'RESULTS.md'))} and ${Object.keys(charts).length} chart(s) in ${path.relative(process.cwd(), CHARTS_DIR)}`,
+    );
   } else {
     log(`bench/RESULTS.md not regenerated (${opts.mode === 'smoke' ? 'smoke run' : 'partial selection'}; --write-results forces it)`);
   }
@@ -421,7 +473,10 @@ async function main() {
     process.exitCode = 1;
   }
   const others = rows.filter((r) => !REFERENCE.has(r.peer) && (r.status === 'failed' || r.erroredRuns || r.failedRuns));
-  if (others.length) log(`bench: note: ${others.map((r) => `${r.scenario}/${r.peer}`).join(', ')} had errors or failed runs (reported in the table; they do not fail the invocation)`);
+  if (others.length)
+    log(
+      `bench: note: ${others.map((r) => `${r.scenario}/${r.peer}`).join(', ')} had errors or failed runs (reported in the table; they do not fail the invocation)`,
+    );
 }
 
 main().catch((err) => {

@@ -26,7 +26,7 @@ const WORDS = (
  */
 export function loremText(size) {
   let seed = 0x2545f491 ^ size;
-  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8);
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8;
   const lines = [];
   let total = 0;
   for (let n = 1; total < size; n++) {

@@ -54,7 +54,8 @@ if (!existsSync(path.join(APP, 'node_modules', '.package-lock.json'))) {
 }
 const { ensureLoadable } = await import(path.join(REPO, 'scripts', 'uws-glibc-compat.mjs'));
 ensureLoadable(path.join(APP, 'node_modules'));
-if (!existsSync(path.join(REPO, 'packages', 'sveltekit', 'dist', 'index.js'))) throw new Error('packages/sveltekit is not built: run npm run build');
+if (!existsSync(path.join(REPO, 'packages', 'sveltekit', 'dist', 'index.js')))
+  throw new Error('packages/sveltekit is not built: run npm run build');
 if (!opts['no-build']) {
   for (const adapter of ['tachyon', 'node', 'uws']) {
     console.log(`building with ${adapter}`);
@@ -113,7 +114,16 @@ async function start(name) {
 }
 
 function wrk(port, urlPath, seconds, headers) {
-  const args = ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, ...headers.flatMap((h) => ['-H', h]), `http://127.0.0.1:${port}${urlPath}`];
+  const args = [
+    '-c',
+    '1',
+    'wrk',
+    '-t1',
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    ...headers.flatMap((h) => ['-H', h]),
+    `http://127.0.0.1:${port}${urlPath}`,
+  ];
   const out = sh('taskset', args, APP);
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
   const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
@@ -132,10 +142,25 @@ function wrk(port, urlPath, seconds, headers) {
 const ALL_SCENARIOS = [
   { name: 'ssr', path: '/', headers: [], servers: Object.keys(SERVERS) },
   // Every request runs SvelteKit (dedup off where there is dedup: @tachyon/sveltekit, svelte-adapter-uws).
-  { name: 'ssr-no-dedup', path: '/', headers: ['x-no-dedup: 1'], servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'] },
+  {
+    name: 'ssr-no-dedup',
+    path: '/',
+    headers: ['x-no-dedup: 1'],
+    servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'],
+  },
   // A +server.ts GET returning 'hello world': the adapter's own cost, almost no SvelteKit work.
-  { name: 'endpoint', path: '/hello', headers: ['x-no-dedup: 1'], servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'] },
-  { name: 'static-4k', path: '/asset-4k.css', headers: [], servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'] },
+  {
+    name: 'endpoint',
+    path: '/hello',
+    headers: ['x-no-dedup: 1'],
+    servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'],
+  },
+  {
+    name: 'static-4k',
+    path: '/asset-4k.css',
+    headers: [],
+    servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'],
+  },
 ];
 const wanted = opts.scenarios?.split(',');
 const unknown = wanted?.filter((n) => !ALL_SCENARIOS.some((sc) => sc.name === n)) ?? [];
@@ -173,7 +198,9 @@ for (const sc of SCENARIOS) {
   const med = Object.fromEntries(Object.entries(results[sc.name]).map(([n, xs]) => [n, median(xs)]));
   const raw = med['uws (raw)'];
   const node = med['@sveltejs/adapter-node'];
-  lines.push(`\n${sc.name} (${sc.path}${sc.headers.length ? ', ' + sc.headers.join(', ') : ''}), median of ${RUNS} x ${DURATION} s, ${CONNECTIONS} connections`);
+  lines.push(
+    `\n${sc.name} (${sc.path}${sc.headers.length ? ', ' + sc.headers.join(', ') : ''}), median of ${RUNS} x ${DURATION} s, ${CONNECTIONS} connections`,
+  );
   lines.push('| server | req/s | vs raw uWS | vs adapter-node |', '|---|---:|---:|---:|');
   for (const [n, v] of Object.entries(med)) {
     // 0: wrk's parser refused every response (svelte-adapter-uws 0.3.4 on uWS 20.57 sends
@@ -186,10 +213,27 @@ const out = lines.join('\n');
 console.log(out);
 mkdirSync(path.join(BENCH_DIR, 'results'), { recursive: true });
 const file = path.join(BENCH_DIR, 'results', `sveltekit-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z.json`);
-writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, runs: RUNS, duration: DURATION, connections: CONNECTIONS, versions: versions(), results }, null, 2) + '\n');
+writeFileSync(
+  file,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      runs: RUNS,
+      duration: DURATION,
+      connections: CONNECTIONS,
+      versions: versions(),
+      results,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 console.log(`\nraw runs: ${path.relative(REPO, file)}`);
 
 function versions() {
   const v = (p) => JSON.parse(readFileSync(path.join(APP, 'node_modules', p, 'package.json'), 'utf8')).version;
-  return Object.fromEntries(['@sveltejs/kit', '@sveltejs/adapter-node', 'svelte-adapter-uws', 'svelte', 'vite', 'uWebSockets.js'].map((p) => [p, v(p)]));
+  return Object.fromEntries(
+    ['@sveltejs/kit', '@sveltejs/adapter-node', 'svelte-adapter-uws', 'svelte', 'vite', 'uWebSockets.js'].map((p) => [p, v(p)]),
+  );
 }

@@ -44,7 +44,10 @@ async function serve(kind) {
 async function ensureInstalled() {
   const { pkgJson } = await import('./lib/peers.mjs');
   const { ensureBenchInstall } = await import('./lib/install.mjs');
-  ensureBenchInstall(['uWebSockets.js', '@tachyon/server'].filter((p) => !pkgJson(p)), console.log);
+  ensureBenchInstall(
+    ['uWebSockets.js', '@tachyon/server'].filter((p) => !pkgJson(p)),
+    console.log,
+  );
 }
 
 async function main(n) {

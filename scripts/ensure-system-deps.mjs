@@ -18,7 +18,8 @@ export function ensureSystemDeps() {
   if (missing.length === 0) return;
   const pkgs = [...new Set(missing.map((m) => m.pkg))];
   console.log(`Installing ${pkgs.join(', ')} (needed by the bus tests) with apt-get…`);
-  if (!has('apt-get')) throw new Error(`missing ${missing.map((m) => m.bin).join(', ')} and no apt-get: install ${pkgs.join(' ')} yourself`);
+  if (!has('apt-get'))
+    throw new Error(`missing ${missing.map((m) => m.bin).join(', ')} and no apt-get: install ${pkgs.join(' ')} yourself`);
   const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
   const run = (args) => {
     const [cmd, ...rest] = [...sudo, ...args];

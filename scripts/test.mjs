@@ -30,4 +30,13 @@ process.env.TACHYON_LOG ??= 'warn';
 // Every test folder, strict (tsconfig.tests.json): a test that no longer type-checks fails here.
 run('tsc', ['-p', 'tsconfig.tests.json']);
 // The load generator's Rust tests need cargo: they run in `npm run bench:test` (CI runs both).
-run(process.execPath, ['--test', '--test-reporter=spec', 'packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'scripts/*.test.mjs', 'test/**/*.test.mjs', 'test/**/*.test.ts', ...process.argv.slice(2)]);
+run(process.execPath, [
+  '--test',
+  '--test-reporter=spec',
+  'packages/*/test/**/*.test.ts',
+  'examples/*/test/**/*.test.ts',
+  'scripts/*.test.mjs',
+  'test/**/*.test.mjs',
+  'test/**/*.test.ts',
+  ...process.argv.slice(2),
+]);

@@ -13,7 +13,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'scripts', 'uws-glibc-compat.mjs');
 const installed = dirname(createRequire(join(root, 'packages', 'server', 'package.json')).resolve('uWebSockets.js'));
 const name = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-const shipped = readFileSync(existsSync(join(installed, `${name}.glibc238.orig`)) ? join(installed, `${name}.glibc238.orig`) : join(installed, name));
+const shipped = readFileSync(
+  existsSync(join(installed, `${name}.glibc238.orig`)) ? join(installed, `${name}.glibc238.orig`) : join(installed, name),
+);
 const work = mkdtempSync(join(tmpdir(), 'uws-cli-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 

@@ -40,18 +40,24 @@ function barChart({ title, subtitle, items, refs = [], max }) {
   const labels = [];
   items.forEach((it, i) => {
     const y = top + i * (barH + gap);
-    out.push(`<text x="${left - 8}" y="${y + barH / 2 + 4}" text-anchor="end" fill="#212529"${it.bold ? ' font-weight="600"' : ''}>${esc(it.label)}</text>`);
+    out.push(
+      `<text x="${left - 8}" y="${y + barH / 2 + 4}" text-anchor="end" fill="#212529"${it.bold ? ' font-weight="600"' : ''}>${esc(it.label)}</text>`,
+    );
     if (it.value === undefined || !Number.isFinite(it.value)) {
       labels.push(`<text x="${left + 4}" y="${y + barH / 2 + 4}" fill="${COLORS.missing}">${esc(it.text ?? 'not measured')}</text>`);
       return;
     }
     const w = Math.max(1, x(it.value) - left);
-    out.push(`<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${barH}" rx="2" fill="${it.color}"${it.hatch ? ' fill-opacity="0.55"' : ''}/>`);
+    out.push(
+      `<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${barH}" rx="2" fill="${it.color}"${it.hatch ? ' fill-opacity="0.55"' : ''}/>`,
+    );
     if (it.goal !== undefined) {
       const gx = x(it.goal);
       out.push(`<line x1="${gx.toFixed(1)}" y1="${y - 2}" x2="${gx.toFixed(1)}" y2="${y + barH + 2}" stroke="#2b8a3e" stroke-width="2"/>`);
     }
-    labels.push(`<text x="${(left + w + 6).toFixed(1)}" y="${y + barH / 2 + 4}" fill="#212529" stroke="#ffffff" stroke-width="4" stroke-linejoin="round" paint-order="stroke">${esc(it.text)}</text>`);
+    labels.push(
+      `<text x="${(left + w + 6).toFixed(1)}" y="${y + barH / 2 + 4}" fill="#212529" stroke="#ffffff" stroke-width="4" stroke-linejoin="round" paint-order="stroke">${esc(it.text)}</text>`,
+    );
   });
   out.push(...labels);
   out.push('</svg>');
@@ -70,7 +76,8 @@ export function writeCharts(rows, dir, relFrom) {
     const uws = srows.find((r) => r.peer === 'uws' && r.status === 'ok');
     if (!uws) continue;
     const items = srows.map((r) => {
-      if (r.status !== 'ok') return { label: r.label, text: r.status === 'unavailable' ? 'unavailable (see RESULTS.md)' : 'failed (see RESULTS.md)' };
+      if (r.status !== 'ok')
+        return { label: r.label, text: r.status === 'unavailable' ? 'unavailable (see RESULTS.md)' : 'failed (see RESULTS.md)' };
       const v = r.median / uws.median;
       return {
         label: r.label,
@@ -85,7 +92,12 @@ export function writeCharts(rows, dir, relFrom) {
     const gb = srows.some((r) => r.generatorBoundRuns);
     writeFileSync(
       path.join(dir, `${s}.svg`),
-      barChart({ title: `${s}: throughput relative to raw uWebSockets.js`, subtitle: `${sc.title}${gb ? '  (* generator-bound: a floor)' : ''}`, items, refs: [{ at: 1, label: 'raw uWS' }] }),
+      barChart({
+        title: `${s}: throughput relative to raw uWebSockets.js`,
+        subtitle: `${sc.title}${gb ? '  (* generator-bound: a floor)' : ''}`,
+        items,
+        refs: [{ at: 1, label: 'raw uWS' }],
+      }),
     );
     written[s] = rel(`${s}.svg`);
   }
@@ -97,12 +109,25 @@ export function writeCharts(rows, dir, relFrom) {
     if (!t || !u) continue;
     const goal = GOALS.find((g) => g.scenario === s && g.vs === 'uws')?.min;
     const v = t.median / u.median;
-    items.push({ label: s, value: v, color: COLORS.tachyon, hatch: t.generatorBoundRuns > 0 && u.generatorBoundRuns > 0, goal, text: `${fmtX(v)}${t.generatorBoundRuns && u.generatorBoundRuns ? ' *' : ''}` });
+    items.push({
+      label: s,
+      value: v,
+      color: COLORS.tachyon,
+      hatch: t.generatorBoundRuns > 0 && u.generatorBoundRuns > 0,
+      goal,
+      text: `${fmtX(v)}${t.generatorBoundRuns && u.generatorBoundRuns ? ' *' : ''}`,
+    });
   }
   if (items.length) {
     writeFileSync(
       path.join(dir, 'tachyon-vs-uws.svg'),
-      barChart({ title: 'Tachyon throughput / raw uWebSockets.js, per scenario', subtitle: 'green marks: the goal (0.95×; 1.0× on fan-out).  * both generator-bound: compare CPU per unit in RESULTS.md', items, refs: [{ at: 1, label: 'raw uWS' }], max: 1.1 }),
+      barChart({
+        title: 'Tachyon throughput / raw uWebSockets.js, per scenario',
+        subtitle: 'green marks: the goal (0.95×; 1.0× on fan-out).  * both generator-bound: compare CPU per unit in RESULTS.md',
+        items,
+        refs: [{ at: 1, label: 'raw uWS' }],
+        max: 1.1,
+      }),
     );
     written.overview = rel('tachyon-vs-uws.svg');
   }

@@ -16,7 +16,10 @@ function pipelined(port, urlPath, depth) {
       sock.destroy();
       resolve(result);
     };
-    const timer = setTimeout(() => done({ error: `only ${(data.match(/^HTTP\/1\.1 200/gm) ?? []).length} of ${depth} pipelined answers within 5 s` }), 5000);
+    const timer = setTimeout(
+      () => done({ error: `only ${(data.match(/^HTTP\/1\.1 200/gm) ?? []).length} of ${depth} pipelined answers within 5 s` }),
+      5000,
+    );
     sock.on('connect', () => sock.write(`GET ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(depth)));
     sock.setEncoding('latin1');
     sock.on('data', (d) => {
@@ -40,7 +43,10 @@ export async function checkHttp(server, scenario, env) {
   const who = `${server.peer} ${sc.method ?? 'GET'} ${sc.path}`;
   let res;
   try {
-    res = sc.method === 'POST' ? await request(server.port, sc.path, { method: 'POST', body: postBody() }) : await request(server.port, sc.path);
+    res =
+      sc.method === 'POST'
+        ? await request(server.port, sc.path, { method: 'POST', body: postBody() })
+        : await request(server.port, sc.path);
   } catch (err) {
     return { error: `${who}: ${err.message}` };
   }
@@ -48,10 +54,12 @@ export async function checkHttp(server, scenario, env) {
   if (res.status !== expected) return { error: `${who}: status ${res.status}, expected ${expected} (body: ${res.body.slice(0, 200)})` };
   if (sc.file !== undefined) {
     const want = env.staticFiles[sc.file];
-    if (res.raw.length !== STATIC_FILES[sc.file]) return { error: `${who}: body of ${res.raw.length} bytes, expected exactly ${STATIC_FILES[sc.file]}` };
+    if (res.raw.length !== STATIC_FILES[sc.file])
+      return { error: `${who}: body of ${res.raw.length} bytes, expected exactly ${STATIC_FILES[sc.file]}` };
     if (!res.raw.equals(want)) return { error: `${who}: body differs from the fixture file (same length, different bytes)` };
     if (!res.headers.etag) return { error: `${who}: no ETag header` };
-    if (res.headers['content-encoding'] && res.headers['content-encoding'] !== 'identity') return { error: `${who}: content-encoding ${res.headers['content-encoding']} without Accept-Encoding` };
+    if (res.headers['content-encoding'] && res.headers['content-encoding'] !== 'identity')
+      return { error: `${who}: content-encoding ${res.headers['content-encoding']} without Accept-Encoding` };
     return { headers: res.headers };
   }
   if (scenario.startsWith('http-hello')) {
@@ -67,7 +75,8 @@ export async function checkHttp(server, scenario, env) {
   } catch {
     return { error: `${who}: body is not JSON: ${res.body.slice(0, 200)}` };
   }
-  if (!String(res.headers['content-type']).startsWith('application/json')) return { error: `${who}: content-type ${res.headers['content-type']}, expected application/json` };
+  if (!String(res.headers['content-type']).startsWith('application/json'))
+    return { error: `${who}: content-type ${res.headers['content-type']}, expected application/json` };
   // Validation must really run: invalid input is a 400, not a 200/201.
   let bad;
   try {
@@ -91,17 +100,55 @@ export async function checkWs(server, scenario, env) {
   const { protocol, path, envelope } = wsTarget(server.peer, scenario);
   const url = `ws://127.0.0.1:${server.port}${path}`;
   let args;
-  if (sc.mode === 'echo') args = ['echo', '--connections', '2', '--inflight', '2', '--size', String(sc.size), sc.binary ? '--binary' : '--text', '--duration', '0.3', '--warmup', '0.1', '--drain', '2'];
-  else if (sc.mode === 'fanout') args = ['fanout', '--subscribers', '5', '--senders', '2', '--burst', '3', '--interval-ms', '20', '--duration', '0.3', '--warmup', '0.1', '--drain', '2'];
+  if (sc.mode === 'echo')
+    args = [
+      'echo',
+      '--connections',
+      '2',
+      '--inflight',
+      '2',
+      '--size',
+      String(sc.size),
+      sc.binary ? '--binary' : '--text',
+      '--duration',
+      '0.3',
+      '--warmup',
+      '0.1',
+      '--drain',
+      '2',
+    ];
+  else if (sc.mode === 'fanout')
+    args = [
+      'fanout',
+      '--subscribers',
+      '5',
+      '--senders',
+      '2',
+      '--burst',
+      '3',
+      '--interval-ms',
+      '20',
+      '--duration',
+      '0.3',
+      '--warmup',
+      '0.1',
+      '--drain',
+      '2',
+    ];
   else args = ['connections', '--count', '20', '--hold', '0.2'];
   if (envelope) args.push('--envelope');
-  const r = await runLoad([env.loadgenBin, ...args, '--url', url, '--protocol', protocol, '--quiet', '--setup-timeout', '5'], env, { allowFail: true });
+  const r = await runLoad([env.loadgenBin, ...args, '--url', url, '--protocol', protocol, '--quiet', '--setup-timeout', '5'], env, {
+    allowFail: true,
+  });
   let report;
   try {
     report = JSON.parse(r.text.trim().split('\n').pop());
   } catch {
     return { error: `${server.peer} ${scenario}: loadgen printed no report (exit ${r.code}): ${r.stderr.trim().slice(-500)}` };
   }
-  if (!report.ok) return { error: `${server.peer} ${scenario} (${protocol} ${url}): ${report.reasons.join('; ')}${report.error_samples?.length ? ` [${report.error_samples.slice(0, 3).join(' | ')}]` : ''}` };
+  if (!report.ok)
+    return {
+      error: `${server.peer} ${scenario} (${protocol} ${url}): ${report.reasons.join('; ')}${report.error_samples?.length ? ` [${report.error_samples.slice(0, 3).join(' | ')}]` : ''}`,
+    };
   return {};
 }

@@ -17,7 +17,11 @@ export function ensureWrk(log) {
   log('bench: wrk not found; installing it from Debian with `apt-get install -y wrk`');
   if (!which('apt-get')) fail('wrk is not installed and apt-get is not available: install wrk (https://github.com/wg/wrk) and retry');
   const sudo = process.getuid?.() !== 0 && which('sudo') ? ['sudo'] : [];
-  const apt = (...args) => spawnSync(sudo[0] ?? 'apt-get', [...(sudo.length ? ['apt-get'] : []), ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+  const apt = (...args) =>
+    spawnSync(sudo[0] ?? 'apt-get', [...(sudo.length ? ['apt-get'] : []), ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    }).status === 0;
   if (!apt('install', '-y', 'wrk')) {
     log('bench: apt-get install failed; running `apt-get update` and retrying');
     if (!apt('update') || !apt('install', '-y', 'wrk')) fail('could not install wrk with apt-get');
@@ -49,12 +53,21 @@ function newestSource() {
 export function ensureLoadgen(log) {
   const fresh = existsSync(LOADGEN_BIN) && statSync(LOADGEN_BIN).mtimeMs >= newestSource();
   if (fresh) return { bin: LOADGEN_BIN, built: false };
-  const cargo = which('cargo') ? 'cargo' : existsSync(path.join(os.homedir(), '.cargo', 'bin', 'cargo')) ? path.join(os.homedir(), '.cargo', 'bin', 'cargo') : undefined;
+  const cargo = which('cargo')
+    ? 'cargo'
+    : existsSync(path.join(os.homedir(), '.cargo', 'bin', 'cargo'))
+      ? path.join(os.homedir(), '.cargo', 'bin', 'cargo')
+      : undefined;
   if (!cargo) return { error: 'cargo not found: install Rust (https://rustup.rs) so the suite can build bench/loadgen' };
-  log(`bench: building the WebSocket load generator: cargo build --release --manifest-path bench/loadgen/Cargo.toml (crates from crates.io; about 20 s from clean)`);
+  log(
+    `bench: building the WebSocket load generator: cargo build --release --manifest-path bench/loadgen/Cargo.toml (crates from crates.io; about 20 s from clean)`,
+  );
   const t0 = Date.now();
-  const r = spawnSync(cargo, ['build', '--release', '--manifest-path', path.join(LOADGEN_DIR, 'Cargo.toml')], { stdio: ['ignore', 'inherit', 'inherit'] });
-  if (r.status !== 0 || !existsSync(LOADGEN_BIN)) return { error: `cargo build of bench/loadgen failed (${r.error?.message ?? `exit ${r.status}`})` };
+  const r = spawnSync(cargo, ['build', '--release', '--manifest-path', path.join(LOADGEN_DIR, 'Cargo.toml')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (r.status !== 0 || !existsSync(LOADGEN_BIN))
+    return { error: `cargo build of bench/loadgen failed (${r.error?.message ?? `exit ${r.status}`})` };
   log(`bench: loadgen built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { bin: LOADGEN_BIN, built: true };
 }
@@ -88,7 +101,8 @@ export function environment(runtimes) {
   const commit = sh('git', ['-C', REPO_DIR, 'rev-parse', 'HEAD']);
   const dirty = commit ? Boolean(sh('git', ['-C', REPO_DIR, 'status', '--porcelain', '--', 'packages'])) : undefined;
   const packages = {};
-  for (const name of new Set(['uWebSockets.js', '@tachyon/server', 'zod', ...Object.values(PEERS).flatMap((p) => p.packages)])) packages[name] = pkgVersion(name) ?? null;
+  for (const name of new Set(['uWebSockets.js', '@tachyon/server', 'zod', ...Object.values(PEERS).flatMap((p) => p.packages)]))
+    packages[name] = pkgVersion(name) ?? null;
   return {
     node: process.version,
     bun: runtimes.bun.version ?? null,

@@ -22,7 +22,10 @@ export function withGameSection(text, section) {
 }
 
 const near = (timeline, players) => {
-  const row = timeline.reduce((best, r) => (!best || Math.abs(r.players - players) < Math.abs(best.players - players) ? r : best), undefined);
+  const row = timeline.reduce(
+    (best, r) => (!best || Math.abs(r.players - players) < Math.abs(best.players - players) ? r : best),
+    undefined,
+  );
   return row && Math.abs(row.players - players) <= Math.max(50, players * 0.03) ? row : undefined;
 };
 
@@ -38,11 +41,23 @@ export function gameMarkdown({ results, options, environment, file, charts, comm
       `Server pinned to CPU ${environment.serverCpu}, loadgen to CPU ${environment.loadCpu}; Node ${environment.node}, Bun ${environment.bun}, ${environment.cpuModel} (${environment.cpus} CPUs). ${Number(options.runs ?? 1)} run(s) per peer, a fresh server each; the median capacity counts, and the median run's timeline is the one shown.`,
   );
   out.push('');
-  out.push(`**Capacity** = players connected in the last second before the first one with a p95 (ping or keystroke → own progress) ≥ ${options['p95-limit-ms']} ms or an error.`);
+  out.push(
+    `**Capacity** = players connected in the last second before the first one with a p95 (ping or keystroke → own progress) ≥ ${options['p95-limit-ms']} ms or an error.`,
+  );
   out.push('');
   out.push(
     table(
-      ['server', 'capacity (players)', 'runs', 'Tachyon ×', 'server CPU there', 'RSS there', 'keystroke p95 there', 'loadgen CPU (max)', 'first bad second'],
+      [
+        'server',
+        'capacity (players)',
+        'runs',
+        'Tachyon ×',
+        'server CPU there',
+        'RSS there',
+        'keystroke p95 there',
+        'loadgen CPU (max)',
+        'first bad second',
+      ],
       results.map((r) => [
         r.label,
         `${r.capacity.limited ? '' : '≥ '}${fmtInt(r.capacity.players)}`,
@@ -59,19 +74,28 @@ export function gameMarkdown({ results, options, environment, file, charts, comm
   );
   out.push('');
   const goals = [];
-  if (cap.tachyon && cap['socketio-uws']) goals.push(`Tachyon ≥ 2× Socket.IO/uWS: **${fmtX(cap.tachyon / cap['socketio-uws'])}** (${cap.tachyon >= 2 * cap['socketio-uws'] ? 'met' : 'missed'})`);
-  if (cap.tachyon && cap.uws) goals.push(`Tachyon ≥ 0.9× raw uWS: **${fmtX(cap.tachyon / cap.uws)}** (${cap.tachyon >= 0.9 * cap.uws ? 'met' : 'missed'})`);
+  if (cap.tachyon && cap['socketio-uws'])
+    goals.push(
+      `Tachyon ≥ 2× Socket.IO/uWS: **${fmtX(cap.tachyon / cap['socketio-uws'])}** (${cap.tachyon >= 2 * cap['socketio-uws'] ? 'met' : 'missed'})`,
+    );
+  if (cap.tachyon && cap.uws)
+    goals.push(`Tachyon ≥ 0.9× raw uWS: **${fmtX(cap.tachyon / cap.uws)}** (${cap.tachyon >= 0.9 * cap.uws ? 'met' : 'missed'})`);
   if (goals.length) out.push(`Goals (reported, not asserted): ${goals.join('; ')}.`, '');
-  out.push('At equal load (the median run): keystroke → own progress p95, and server CPU (% of its core), per number of connected players:');
+  out.push(
+    'At equal load (the median run): keystroke → own progress p95, and server CPU (% of its core), per number of connected players:',
+  );
   out.push('');
   const levels = [500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500];
   out.push(
     table(
       ['players', ...results.map((r) => r.label)],
-      levels.map((n) => [fmtInt(n), ...results.map((r) => {
-        const row = near(r.timeline, n);
-        return row ? `${row.key?.p95 ?? '—'} ms / ${row.server?.cpu ?? '—'}%` : '—';
-      })]),
+      levels.map((n) => [
+        fmtInt(n),
+        ...results.map((r) => {
+          const row = near(r.timeline, n);
+          return row ? `${row.key?.p95 ?? '—'} ms / ${row.server?.cpu ?? '—'}%` : '—';
+        }),
+      ]),
       new Set(results.map((_, i) => i + 1)),
     ),
   );

@@ -10,12 +10,19 @@ import { ensureLoadable } from '../../scripts/uws-glibc-compat.mjs';
 /** Installs bench/package.json's dependencies when `missing` is non-empty; makes uWS loadable. */
 export function ensureBenchInstall(missing, log) {
   if (missing.length) {
-    log(`bench: ${missing.join(', ')} not installed; installing the benchmark's dependencies (exact versions in bench/package.json) with \`npm install\` in bench/ (about 600 MB, once)`);
+    log(
+      `bench: ${missing.join(', ')} not installed; installing the benchmark's dependencies (exact versions in bench/package.json) with \`npm install\` in bench/ (about 600 MB, once)`,
+    );
     const npm = path.join(path.dirname(process.execPath), 'npm');
     const t0 = Date.now();
-    const r = spawnSync(existsSync(npm) ? npm : 'npm', ['install', '--no-audit', '--no-fund', '--install-links=false'], { cwd: BENCH_DIR, stdio: 'inherit' });
+    const r = spawnSync(existsSync(npm) ? npm : 'npm', ['install', '--no-audit', '--no-fund', '--install-links=false'], {
+      cwd: BENCH_DIR,
+      stdio: 'inherit',
+    });
     if (r.status !== 0) {
-      log(`bench: npm install in bench/ failed (${r.error?.message ?? `exit ${r.status}`}); the peers that need ${missing.join(', ')} will be reported unavailable`);
+      log(
+        `bench: npm install in bench/ failed (${r.error?.message ?? `exit ${r.status}`}); the peers that need ${missing.join(', ')} will be reported unavailable`,
+      );
       return;
     }
     log(`bench: installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

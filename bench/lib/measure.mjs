@@ -18,7 +18,10 @@ export function wrkScripts() {
   if (scriptsDir) return scriptsDir;
   scriptsDir = mkdtempSync(path.join(os.tmpdir(), 'tachyon-bench-wrk-'));
   // POST /users with the 1 KB JSON body (a Lua long string: no escaping needed).
-  writeFileSync(path.join(scriptsDir, 'post.lua'), `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${postBody()}]==]\n`);
+  writeFileSync(
+    path.join(scriptsDir, 'post.lua'),
+    `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${postBody()}]==]\n`,
+  );
   // HTTP/1.1 pipelining: each write carries DEPTH requests; wrk counts every answer.
   writeFileSync(
     path.join(scriptsDir, 'pipeline.lua'),
@@ -31,7 +34,15 @@ export function wrkArgs(scenario, url, seconds, latency) {
   const sc = SCENARIOS[scenario];
   const dir = wrkScripts();
   const script = sc.method === 'POST' ? ['-s', path.join(dir, 'post.lua')] : sc.pipeline ? ['-s', path.join(dir, 'pipeline.lua')] : [];
-  return ['wrk', `-t${HTTP_LOAD.threads}`, `-c${HTTP_LOAD.connections}`, `-d${seconds}s`, ...(latency ? ['--latency'] : []), ...script, url];
+  return [
+    'wrk',
+    `-t${HTTP_LOAD.threads}`,
+    `-c${HTTP_LOAD.connections}`,
+    `-d${seconds}s`,
+    ...(latency ? ['--latency'] : []),
+    ...script,
+    url,
+  ];
 }
 
 function toMs(value, unit) {
@@ -59,7 +70,9 @@ export function parseWrk(text) {
     durationS: done ? toMs(done[2], done[3]) / 1000 : undefined,
     latencyMs: latency,
     non2xx: num(/Non-2xx or 3xx responses:\s+(\d+)/) ?? 0,
-    socketErrors: sock ? { connect: +sock[1], read: +sock[2], write: +sock[3], timeout: +sock[4] } : { connect: 0, read: 0, write: 0, timeout: 0 },
+    socketErrors: sock
+      ? { connect: +sock[1], read: +sock[2], write: +sock[3], timeout: +sock[4] }
+      : { connect: 0, read: 0, write: 0, timeout: 0 },
   };
 }
 
@@ -132,14 +145,65 @@ export function loadgenArgs(scenario, peer, port, opts, env) {
   const { protocol, path: urlPath, envelope } = wsTarget(peer, scenario);
   const common = ['--url', `ws://127.0.0.1:${port}${urlPath}`, '--protocol', protocol, '--quiet', ...(envelope ? ['--envelope'] : [])];
   if (sc.mode === 'echo') {
-    return [env.loadgenBin, 'echo', ...common, '--connections', String(ECHO_LOAD.connections), '--inflight', String(ECHO_LOAD.inflight), '--size', String(sc.size), sc.binary ? '--binary' : '--text', '--duration', String(opts.duration), '--warmup', String(opts.warmup), '--drain', '3'];
+    return [
+      env.loadgenBin,
+      'echo',
+      ...common,
+      '--connections',
+      String(ECHO_LOAD.connections),
+      '--inflight',
+      String(ECHO_LOAD.inflight),
+      '--size',
+      String(sc.size),
+      sc.binary ? '--binary' : '--text',
+      '--duration',
+      String(opts.duration),
+      '--warmup',
+      String(opts.warmup),
+      '--drain',
+      '3',
+    ];
   }
   if (sc.mode === 'fanout') {
     const f = FANOUT_LOAD;
-    return [env.loadgenBin, 'fanout', ...common, '--subscribers', String(f.subscribers), '--senders', String(f.senders), '--burst', String(f.burst), '--interval-ms', String(f.intervalMs), '--window', String(f.window), '--size', String(f.size), '--duration', String(opts.duration), '--warmup', String(opts.warmup), '--drain', '3'];
+    return [
+      env.loadgenBin,
+      'fanout',
+      ...common,
+      '--subscribers',
+      String(f.subscribers),
+      '--senders',
+      String(f.senders),
+      '--burst',
+      String(f.burst),
+      '--interval-ms',
+      String(f.intervalMs),
+      '--window',
+      String(f.window),
+      '--size',
+      String(f.size),
+      '--duration',
+      String(opts.duration),
+      '--warmup',
+      String(opts.warmup),
+      '--drain',
+      '3',
+    ];
   }
   // connections: spread over 4 loopback source addresses (about 28k ports per source and server port).
-  return [env.loadgenBin, 'connections', ...common, '--count', String(sc.count), '--hold', String(opts.hold), '--sources', '127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4', '--setup-timeout', '30'];
+  return [
+    env.loadgenBin,
+    'connections',
+    ...common,
+    '--count',
+    String(sc.count),
+    '--hold',
+    String(opts.hold),
+    '--sources',
+    '127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4',
+    '--setup-timeout',
+    '30',
+  ];
 }
 
 export async function measureWs(server, scenario, opts, env) {

@@ -78,7 +78,15 @@ export function startServer(peer, argv, env, { nofile } = {}) {
   const child = track(
     spawn(full[0], full.slice(1), {
       cwd: BENCH_DIR,
-      env: { ...process.env, PORT: '0', BENCH_HARNESS: '1', NODE_ENV: 'production', STATIC_DIR: env.staticDir, DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        BENCH_HARNESS: '1',
+        NODE_ENV: 'production',
+        STATIC_DIR: env.staticDir,
+        DENO_NO_UPDATE_CHECK: '1',
+        DENO_NO_PROMPT: '1',
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     }),
@@ -97,7 +105,11 @@ export function startServer(peer, argv, env, { nofile } = {}) {
     }, READY_TIMEOUT_MS);
     const onExit = (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${peer} server exited (${signal ?? `code ${code}`}) before it was ready.\nstdout: ${stdout.trim()}\nstderr: ${stderr.trim()}`));
+      reject(
+        new Error(
+          `${peer} server exited (${signal ?? `code ${code}`}) before it was ready.\nstdout: ${stdout.trim()}\nstderr: ${stderr.trim()}`,
+        ),
+      );
     };
     child.once('exit', onExit);
     child.once('error', (err) => {
@@ -184,10 +196,17 @@ export function rssKb(pid) {
 
 /** One CPU's counters from /proc/stat, in clock ticks: tasks (user+nice+system), irq (irq+softirq), steal, all. */
 export function cpuStat(cpu) {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${cpu} `));
+  const line = readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`cpu${cpu} `));
   if (!line) return undefined;
   const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  return { tasks: user + nice + system, irq: irq + softirq, steal: steal ?? 0, all: user + nice + system + idle + iowait + irq + softirq + (steal ?? 0) };
+  return {
+    tasks: user + nice + system,
+    irq: irq + softirq,
+    steal: steal ?? 0,
+    all: user + nice + system + idle + iowait + irq + softirq + (steal ?? 0),
+  };
 }
 
 export function cpuDelta(a, b) {

@@ -29,8 +29,28 @@ export const PEER_ORDER = [
 ];
 
 /** The tachyon-<middleware> peers price the built-in middleware on http-realistic-get only. */
-export const MIDDLEWARE_PEERS = ['tachyon-cors', 'tachyon-secure-headers', 'tachyon-rate-limit', 'tachyon-metrics', 'tachyon-access-log', 'tachyon-hooks', 'tachyon-all'];
-const HTTP_DYNAMIC = ['uws', 'tachyon', 'node-http', 'express', 'fastify', 'hono', 'hyper-express', 'ultimate-express', 'bun', 'elysia', 'deno'];
+export const MIDDLEWARE_PEERS = [
+  'tachyon-cors',
+  'tachyon-secure-headers',
+  'tachyon-rate-limit',
+  'tachyon-metrics',
+  'tachyon-access-log',
+  'tachyon-hooks',
+  'tachyon-all',
+];
+const HTTP_DYNAMIC = [
+  'uws',
+  'tachyon',
+  'node-http',
+  'express',
+  'fastify',
+  'hono',
+  'hyper-express',
+  'ultimate-express',
+  'bun',
+  'elysia',
+  'deno',
+];
 const HTTP_STATIC = ['uws', 'tachyon', 'sirv', 'express', 'fastify'];
 const WS_ECHO = ['uws', 'tachyon', 'ws', 'bun', 'deno'];
 const WS_FANOUT = ['uws', 'tachyon', 'tachyon-coalesced', 'ws', 'socketio', 'socketio-uws', 'bun', 'deno'];
@@ -54,19 +74,124 @@ export const HTTP_LOAD = { threads: 1, connections: 100, pipeline: 10 };
  */
 export const SCENARIOS = {
   'http-hello': { kind: 'http', unit: 'req/s', per: 'req', path: '/', peers: HTTP_DYNAMIC, title: 'GET / → 200, empty body' },
-  'http-hello-pipelined': { kind: 'http', unit: 'req/s', per: 'req', path: '/', pipeline: HTTP_LOAD.pipeline, peers: HTTP_DYNAMIC, title: `GET / → 200, ${HTTP_LOAD.pipeline} requests pipelined per connection` },
-  'http-middleware': { kind: 'http', unit: 'req/s', per: 'req', path: '/mw', peers: HTTP_DYNAMIC, title: 'GET /mw through one middleware (sets x-mw: 1)' },
-  'http-realistic-get': { kind: 'http', unit: 'req/s', per: 'req', path: '/users/42?fields=a,b', peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS], title: 'GET /users/:id?fields=a,b: middleware, params + query validation, ~216 B JSON' },
-  'http-realistic-post': { kind: 'http', unit: 'req/s', per: 'req', path: '/users', method: 'POST', peers: HTTP_DYNAMIC, title: 'POST /users: middleware, 1 KB JSON body parsed and validated → 201 JSON' },
-  'http-static-4k': { kind: 'http', unit: 'req/s', per: 'req', path: '/static/file-4k.txt', file: 'file-4k.txt', peers: HTTP_STATIC, title: `GET a ${STATIC_FILES['file-4k.txt']}-byte file with an ETag` },
-  'http-static-64k': { kind: 'http', unit: 'req/s', per: 'req', path: '/static/file-64k.txt', file: 'file-64k.txt', peers: HTTP_STATIC, title: `GET a ${STATIC_FILES['file-64k.txt']}-byte file with an ETag` },
-  'ws-echo-text-11': { kind: 'ws', mode: 'echo', unit: 'msg/s', per: 'msg', size: 11, binary: false, peers: WS_ECHO, title: 'echo of 11-byte text messages' },
-  'ws-echo-bin-32': { kind: 'ws', mode: 'echo', unit: 'msg/s', per: 'msg', size: 32, binary: true, peers: WS_ECHO, title: 'echo of 32-byte binary messages' },
-  'ws-echo-bin-4k': { kind: 'ws', mode: 'echo', unit: 'msg/s', per: 'msg', size: 4096, binary: true, peers: WS_ECHO, title: 'echo of 4 KiB binary messages' },
-  'ws-echo-bin-64k': { kind: 'ws', mode: 'echo', unit: 'msg/s', per: 'msg', size: 65536, binary: true, peers: WS_ECHO, title: 'echo of 64 KiB binary messages' },
-  'ws-fanout': { kind: 'ws', mode: 'fanout', unit: 'deliveries/s', per: 'delivery', peers: WS_FANOUT, title: `${FANOUT_LOAD.subscribers} subscribers, ${FANOUT_LOAD.senders} of them sending bursts of ${FANOUT_LOAD.burst} (at most ${FANOUT_LOAD.window} bursts each in flight); deliveries/s` },
-  'ws-connections-10k': { kind: 'ws', mode: 'connections', unit: 'conn/s', per: 'conn', count: 10_000, peers: WS_CONNECTIONS, title: '10,000 idle connections: connect rate and server memory per connection' },
-  'ws-connections-50k': { kind: 'ws', mode: 'connections', unit: 'conn/s', per: 'conn', count: 50_000, peers: WS_CONNECTIONS, title: '50,000 idle connections: connect rate and server memory per connection' },
+  'http-hello-pipelined': {
+    kind: 'http',
+    unit: 'req/s',
+    per: 'req',
+    path: '/',
+    pipeline: HTTP_LOAD.pipeline,
+    peers: HTTP_DYNAMIC,
+    title: `GET / → 200, ${HTTP_LOAD.pipeline} requests pipelined per connection`,
+  },
+  'http-middleware': {
+    kind: 'http',
+    unit: 'req/s',
+    per: 'req',
+    path: '/mw',
+    peers: HTTP_DYNAMIC,
+    title: 'GET /mw through one middleware (sets x-mw: 1)',
+  },
+  'http-realistic-get': {
+    kind: 'http',
+    unit: 'req/s',
+    per: 'req',
+    path: '/users/42?fields=a,b',
+    peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS],
+    title: 'GET /users/:id?fields=a,b: middleware, params + query validation, ~216 B JSON',
+  },
+  'http-realistic-post': {
+    kind: 'http',
+    unit: 'req/s',
+    per: 'req',
+    path: '/users',
+    method: 'POST',
+    peers: HTTP_DYNAMIC,
+    title: 'POST /users: middleware, 1 KB JSON body parsed and validated → 201 JSON',
+  },
+  'http-static-4k': {
+    kind: 'http',
+    unit: 'req/s',
+    per: 'req',
+    path: '/static/file-4k.txt',
+    file: 'file-4k.txt',
+    peers: HTTP_STATIC,
+    title: `GET a ${STATIC_FILES['file-4k.txt']}-byte file with an ETag`,
+  },
+  'http-static-64k': {
+    kind: 'http',
+    unit: 'req/s',
+    per: 'req',
+    path: '/static/file-64k.txt',
+    file: 'file-64k.txt',
+    peers: HTTP_STATIC,
+    title: `GET a ${STATIC_FILES['file-64k.txt']}-byte file with an ETag`,
+  },
+  'ws-echo-text-11': {
+    kind: 'ws',
+    mode: 'echo',
+    unit: 'msg/s',
+    per: 'msg',
+    size: 11,
+    binary: false,
+    peers: WS_ECHO,
+    title: 'echo of 11-byte text messages',
+  },
+  'ws-echo-bin-32': {
+    kind: 'ws',
+    mode: 'echo',
+    unit: 'msg/s',
+    per: 'msg',
+    size: 32,
+    binary: true,
+    peers: WS_ECHO,
+    title: 'echo of 32-byte binary messages',
+  },
+  'ws-echo-bin-4k': {
+    kind: 'ws',
+    mode: 'echo',
+    unit: 'msg/s',
+    per: 'msg',
+    size: 4096,
+    binary: true,
+    peers: WS_ECHO,
+    title: 'echo of 4 KiB binary messages',
+  },
+  'ws-echo-bin-64k': {
+    kind: 'ws',
+    mode: 'echo',
+    unit: 'msg/s',
+    per: 'msg',
+    size: 65536,
+    binary: true,
+    peers: WS_ECHO,
+    title: 'echo of 64 KiB binary messages',
+  },
+  'ws-fanout': {
+    kind: 'ws',
+    mode: 'fanout',
+    unit: 'deliveries/s',
+    per: 'delivery',
+    peers: WS_FANOUT,
+    title: `${FANOUT_LOAD.subscribers} subscribers, ${FANOUT_LOAD.senders} of them sending bursts of ${FANOUT_LOAD.burst} (at most ${FANOUT_LOAD.window} bursts each in flight); deliveries/s`,
+  },
+  'ws-connections-10k': {
+    kind: 'ws',
+    mode: 'connections',
+    unit: 'conn/s',
+    per: 'conn',
+    count: 10_000,
+    peers: WS_CONNECTIONS,
+    title: '10,000 idle connections: connect rate and server memory per connection',
+  },
+  'ws-connections-50k': {
+    kind: 'ws',
+    mode: 'connections',
+    unit: 'conn/s',
+    per: 'conn',
+    count: 50_000,
+    peers: WS_CONNECTIONS,
+    title: '50,000 idle connections: connect rate and server memory per connection',
+  },
 };
 
 /** Peers that run only when named with --peers (a full run leaves them out). */
@@ -90,7 +215,16 @@ export const ALIASES = {
 
 /** `npm run bench -- --quick`: the subset the quick harness always ran, plus WebSockets. */
 export const QUICK = {
-  scenarios: ['http-hello', 'http-middleware', 'http-realistic-get', 'http-static-4k', 'http-static-64k', 'ws-echo-bin-32', 'ws-echo-bin-4k', 'ws-fanout'],
+  scenarios: [
+    'http-hello',
+    'http-middleware',
+    'http-realistic-get',
+    'http-static-4k',
+    'http-static-64k',
+    'ws-echo-bin-32',
+    'ws-echo-bin-4k',
+    'ws-fanout',
+  ],
   peers: ['uws', 'tachyon', 'tachyon-coalesced', 'express', 'sirv'],
 };
 
@@ -103,7 +237,10 @@ export function wsTarget(peer, scenario) {
   if (peer === 'socketio' || peer === 'socketio-uws') return { protocol: 'socketio', path: '/' };
   // Raw fan-out peers forward what they receive: the loadgen sends them Tachyon's delivery
   // envelope (--envelope), so every uWS-class peer delivers the same bytes as Tachyon.
-  if (mode === 'fanout') return peer === 'tachyon' || peer === 'tachyon-coalesced' ? { protocol: 'tachyon', path: '/fanout' } : { protocol: 'raw', path: '/fanout', envelope: true };
+  if (mode === 'fanout')
+    return peer === 'tachyon' || peer === 'tachyon-coalesced'
+      ? { protocol: 'tachyon', path: '/fanout' }
+      : { protocol: 'raw', path: '/fanout', envelope: true };
   return { protocol: 'raw', path: '/echo' };
 }
 
@@ -112,7 +249,16 @@ export function wsTarget(peer, scenario) {
  * ratio tachyon / vs that meets it; `who`: the Tachyon variant (default 'tachyon').
  */
 export const GOALS = [
-  ...['http-hello', 'http-hello-pipelined', 'http-static-4k', 'http-static-64k', 'ws-echo-text-11', 'ws-echo-bin-32', 'ws-echo-bin-4k', 'ws-echo-bin-64k'].map((s) => ({ scenario: s, vs: 'uws', min: 0.95 })),
+  ...[
+    'http-hello',
+    'http-hello-pipelined',
+    'http-static-4k',
+    'http-static-64k',
+    'ws-echo-text-11',
+    'ws-echo-bin-32',
+    'ws-echo-bin-4k',
+    'ws-echo-bin-64k',
+  ].map((s) => ({ scenario: s, vs: 'uws', min: 0.95 })),
   { scenario: 'ws-fanout', vs: 'uws', min: 1.0 },
   { scenario: 'ws-fanout', vs: 'uws', min: 1.5, who: 'tachyon-coalesced' },
   ...['http-realistic-get', 'http-realistic-post'].flatMap((s) => [

@@ -34,11 +34,26 @@ export function median(xs) {
 }
 
 export const fmtInt = (n) => (n === undefined || n === null || !Number.isFinite(n) ? '—' : Math.round(n).toLocaleString('en-US'));
-export const fmtMs = (n) => (n === undefined || n === null || !Number.isFinite(n) ? '—' : n < 1 ? `${(n * 1000).toFixed(0)} µs` : n < 100 ? `${n.toFixed(2)} ms` : `${n.toFixed(0)} ms`);
-export const fmtX = (n) => (n === undefined || n === null || !Number.isFinite(n) ? '—' : n >= 100 ? `${n.toFixed(0)}×` : n >= 10 ? `${n.toFixed(1)}×` : `${n.toFixed(2)}×`);
+export const fmtMs = (n) =>
+  n === undefined || n === null || !Number.isFinite(n)
+    ? '—'
+    : n < 1
+      ? `${(n * 1000).toFixed(0)} µs`
+      : n < 100
+        ? `${n.toFixed(2)} ms`
+        : `${n.toFixed(0)} ms`;
+export const fmtX = (n) =>
+  n === undefined || n === null || !Number.isFinite(n)
+    ? '—'
+    : n >= 100
+      ? `${n.toFixed(0)}×`
+      : n >= 10
+        ? `${n.toFixed(1)}×`
+        : `${n.toFixed(2)}×`;
 /** floor: 94.8% must not read as the 95% threshold. */
 export const fmtPct = (n) => (n === undefined || n === null || !Number.isFinite(n) ? '?' : `${Math.floor(n * 100)}%`);
-export const fmtCpu = (n) => (n === undefined || n === null || !Number.isFinite(n) ? '—' : n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2));
+export const fmtCpu = (n) =>
+  n === undefined || n === null || !Number.isFinite(n) ? '—' : n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2);
 export const fmtDuration = (s) => {
   s = Math.max(0, Math.round(s));
   return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
@@ -47,6 +62,11 @@ export const fmtDuration = (s) => {
 /** Pads a markdown/terminal table: rows of strings; `right` is a set of right-aligned columns. */
 export function table(header, rows, right = new Set()) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) => `| ${cells.map((c, i) => (right.has(i) ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells) =>
+    `| ${cells.map((c, i) => (right.has(i) ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join(' | ')} |`;
+  return [
+    line(header),
+    `|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }

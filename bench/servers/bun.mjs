@@ -3,14 +3,26 @@
 //   /echo    every message back as it came (text stays text, binary stays binary)
 //   /fanout  subscribed on open; every message published to the topic (server.publish: the
 //            sender gets it too)
-import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, TOPIC, WS_MAX_BACKPRESSURE, WS_MAX_PAYLOAD } from './shared.mjs';
+import {
+  Params,
+  Query,
+  UserCreate,
+  createdBody,
+  userBody,
+  portFromEnv,
+  ready,
+  TOPIC,
+  WS_MAX_BACKPRESSURE,
+  WS_MAX_PAYLOAD,
+} from './shared.mjs';
 
 const port = portFromEnv();
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 // The one middleware: runs before the handler and adds its header.
 const withMw = (handler) => (req, server) => handler(req, { 'x-mw': '1' }, server);
-const json = (value, status, headers) => new Response(JSON.stringify(value), { status, headers: { ...headers, 'content-type': JSON_TYPE } });
+const json = (value, status, headers) =>
+  new Response(JSON.stringify(value), { status, headers: { ...headers, 'content-type': JSON_TYPE } });
 const bad = () => json({ error: 'Bad Request' }, 400);
 const queryOf = (url) => {
   const q = url.indexOf('?');

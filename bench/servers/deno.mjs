@@ -7,7 +7,8 @@ import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready } 
 
 const port = portFromEnv();
 const JSON_TYPE = 'application/json; charset=utf-8';
-const json = (value, status, headers) => new Response(JSON.stringify(value), { status, headers: { ...headers, 'content-type': JSON_TYPE } });
+const json = (value, status, headers) =>
+  new Response(JSON.stringify(value), { status, headers: { ...headers, 'content-type': JSON_TYPE } });
 const bad = () => json({ error: 'Bad Request' }, 400);
 const members = new Set();
 

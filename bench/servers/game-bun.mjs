@@ -13,7 +13,8 @@ server = Bun.serve({
     '/api/pvp/matchmake': () => Response.json({ roomCode: game.matchmake(Date.now()) }),
   },
   fetch(req, srv) {
-    if (new URL(req.url).pathname === '/ws' && srv.upgrade(req, { data: { guest: benchGuest(), roomCode: null, playerId: 0 } })) return undefined;
+    if (new URL(req.url).pathname === '/ws' && srv.upgrade(req, { data: { guest: benchGuest(), roomCode: null, playerId: 0 } }))
+      return undefined;
     return new Response(null, { status: 404 });
   },
   websocket: {

@@ -55,7 +55,13 @@ export function reportMetrics() {
     const c = process.cpuUsage();
     const w = performance.now();
     const busy = (c.user - cpu.user + c.system - cpu.system) / 1000 / (w - wall);
-    const line = { t: Date.now(), cpu: Math.round(busy * 1000) / 10, rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20), eldMeanMs: ticks ? Math.round((lateSum / ticks) * 100) / 100 : null, eldMaxMs: Math.round(lateMax * 100) / 100 };
+    const line = {
+      t: Date.now(),
+      cpu: Math.round(busy * 1000) / 10,
+      rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20),
+      eldMeanMs: ticks ? Math.round((lateSum / ticks) * 100) / 100 : null,
+      eldMaxMs: Math.round(lateMax * 100) / 100,
+    };
     cpu = c;
     wall = w;
     lateSum = 0;
@@ -75,7 +81,8 @@ export function reportMetrics() {
 // what the framework could do with the same game.
 
 const reply = (ref, value) => `{"type":"reply","ref":${ref},"data":${JSON.stringify(value)}}`;
-const error = (ref, code, message) => JSON.stringify(ref === undefined ? { type: 'error', code, message } : { type: 'error', ref, code, message });
+const error = (ref, code, message) =>
+  JSON.stringify(ref === undefined ? { type: 'error', code, message } : { type: 'error', ref, code, message });
 const refused = (ref, e) => error(ref, 'HANDLER_ERROR', `${e.code}: ${e.message}`);
 const TOPIC = /^race:([A-HJ-NP-Z2-9]{6})$/;
 
@@ -118,7 +125,8 @@ export function handleTachyonFrame(game, s, text, io) {
   const now = Date.now();
   switch (msg.event) {
     case 'pvp:keystrokes':
-      if (typeof msg.data !== 'string' || msg.data.length < 1 || msg.data.length > 6) return io.send(error(ref, 'VALIDATION', 'Invalid event data'));
+      if (typeof msg.data !== 'string' || msg.data.length < 1 || msg.data.length > 6)
+        return io.send(error(ref, 'VALIDATION', 'Invalid event data'));
       if (s.roomCode === null) return answer({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
       return answer(game.keystrokes(s.roomCode, s.playerId, msg.data, now));
     case 'pvp:backspace':

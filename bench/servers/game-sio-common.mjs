@@ -31,7 +31,8 @@ export function gameIo(attach) {
       answer(ack, state);
     });
     socket.on('pvp:keystrokes', (text, ack) => {
-      if (typeof text !== 'string' || text.length < 1 || text.length > 6) return answer(ack, { ok: false, code: 'VALIDATION', message: 'batch' });
+      if (typeof text !== 'string' || text.length < 1 || text.length > 6)
+        return answer(ack, { ok: false, code: 'VALIDATION', message: 'batch' });
       if (s.roomCode === null) return answer(ack, { ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
       answer(ack, game.keystrokes(s.roomCode, s.playerId, text, Date.now()));
     });

@@ -6,7 +6,12 @@ import { GAME_CONFIG, reportMetrics } from './game-common.mjs';
 import { longPassage } from '../../examples/typing-race/src/game/index.ts';
 import { portFromEnv, ready } from './shared.mjs';
 
-const game = createGameApp({ cookieSecret: 'bench', config: GAME_CONFIG, passages: [longPassage(40_000)], app: { logger: jsonLogger('warn') } });
+const game = createGameApp({
+  cookieSecret: 'bench',
+  config: GAME_CONFIG,
+  passages: [longPassage(40_000)],
+  app: { logger: jsonLogger('warn') },
+});
 reportMetrics();
 const server = await game.listen(portFromEnv(), '127.0.0.1');
 ready(server.port);

@@ -16,11 +16,20 @@ app.ws('/ws', {
   maxPayloadLength: 1024,
   idleTimeout: 120,
   upgrade(res, req, context) {
-    res.upgrade({ s: { guest: benchGuest(), roomCode: null, playerId: 0 } }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    res.upgrade(
+      { s: { guest: benchGuest(), roomCode: null, playerId: 0 } },
+      req.getHeader('sec-websocket-key'),
+      req.getHeader('sec-websocket-protocol'),
+      req.getHeader('sec-websocket-extensions'),
+      context,
+    );
   },
   message(ws, message, isBinary) {
     if (isBinary) return;
-    handleTachyonFrame(game, ws.getUserData().s, decoder.decode(message), { send: (t) => ws.send(t, false), subscribe: (topic) => ws.subscribe(topic) });
+    handleTachyonFrame(game, ws.getUserData().s, decoder.decode(message), {
+      send: (t) => ws.send(t, false),
+      subscribe: (topic) => ws.subscribe(topic),
+    });
   },
   close(ws) {
     const s = ws.getUserData().s;

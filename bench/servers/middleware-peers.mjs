@@ -5,7 +5,8 @@ import { cors, metrics, rateLimit, secureHeaders } from '@tachyon/server';
 
 const selected = new Set(process.env.TACHYON_MIDDLEWARE.split(','));
 const known = ['cors', 'secure-headers', 'rate-limit', 'metrics', 'access-log', 'hooks'];
-for (const m of selected) if (!known.includes(m)) throw new Error(`TACHYON_MIDDLEWARE: unknown middleware ${m} (known: ${known.join(', ')})`);
+for (const m of selected)
+  if (!known.includes(m)) throw new Error(`TACHYON_MIDDLEWARE: unknown middleware ${m} (known: ${known.join(', ')})`);
 
 /** App options: request ids and an access log through pino, buffered to /dev/null (what a production app writing to a file or pipe pays, minus the disk). */
 export async function appOptions(options) {

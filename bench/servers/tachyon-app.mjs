@@ -24,9 +24,7 @@ export function createApp(options = baseOptions(), install = undefined) {
 
   app.get('/mw', mw, (req, res) => res.end());
 
-  app.get('/users/:id', { params: Params, query: Query }, mw, (req) =>
-    userBody(req.params.id, req.query.fields),
-  );
+  app.get('/users/:id', { params: Params, query: Query }, mw, (req) => userBody(req.params.id, req.query.fields));
 
   app.post('/users', { body: UserCreate }, mw, (req, res) => res.status(201).json(createdBody(req.body)));
 

@@ -7,7 +7,10 @@ import { natsBus } from '../../packages/nats/dist/index.js';
 import { portFromEnv, ready, WS_MAX_PAYLOAD } from './shared.mjs';
 
 const kind = process.env.BUS ?? 'redis';
-const bus = kind === 'nats' ? natsBus({ servers: process.env.BUS_URL }) : redisBus({ url: process.env.BUS_URL, sharded: process.env.BUS_SHARDED === '1' });
+const bus =
+  kind === 'nats'
+    ? natsBus({ servers: process.env.BUS_URL })
+    : redisBus({ url: process.env.BUS_URL, sharded: process.env.BUS_SHARDED === '1' });
 const app = new App({ bus });
 // Subscribers subscribe with the protocol's subscribe frame (the loadgen sends it); the
 // senders, on the other server, only send.

@@ -14,21 +14,31 @@ const mode = process.env.BUS_MODE ?? 'per-worker';
 const makeBus = () => (process.env.BUS === 'nats' ? natsBus({ servers: process.env.BUS_URL }) : redisBus({ url: process.env.BUS_URL }));
 const relay = mode === 'primary' ? makeBus() : undefined;
 
-const server = await cluster({ workers: Number(process.env.TACHYON_WORKERS ?? 2), forceThreads: true, port: portFromEnv(), host: '127.0.0.1', stallTimeout: 0, bus: relay }, () => {
-  const app = new App({ bus: mode === 'per-worker' ? makeBus() : undefined });
-  app.ws('/fanout', {
-    events: {
-      'bench:publish': {
-        handler(ws, data) {
-          app.publish('bench', 'bench', data);
+const server = await cluster(
+  {
+    workers: Number(process.env.TACHYON_WORKERS ?? 2),
+    forceThreads: true,
+    port: portFromEnv(),
+    host: '127.0.0.1',
+    stallTimeout: 0,
+    bus: relay,
+  },
+  () => {
+    const app = new App({ bus: mode === 'per-worker' ? makeBus() : undefined });
+    app.ws('/fanout', {
+      events: {
+        'bench:publish': {
+          handler(ws, data) {
+            app.publish('bench', 'bench', data);
+          },
         },
       },
-    },
-    maxPayloadLength: WS_MAX_PAYLOAD,
-    idleTimeout: 0,
-  });
-  return app;
-});
+      maxPayloadLength: WS_MAX_PAYLOAD,
+      idleTimeout: 0,
+    });
+    return app;
+  },
+);
 // Wait for the broker: the bench measures the connected state, not the start-up. The
 // primary sees its own connection; per-worker connections are given a moment.
 if (relay !== undefined) while (!relay.ready()) await new Promise((r) => setTimeout(r, 20));

@@ -3,7 +3,18 @@ import { hash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import uWS from 'uWebSockets.js';
-import { Params, Query, UserCreate, createdBody, userBody, portFromEnv, ready, TOPIC, WS_MAX_BACKPRESSURE, WS_MAX_PAYLOAD } from './shared.mjs';
+import {
+  Params,
+  Query,
+  UserCreate,
+  createdBody,
+  userBody,
+  portFromEnv,
+  ready,
+  TOPIC,
+  WS_MAX_BACKPRESSURE,
+  WS_MAX_PAYLOAD,
+} from './shared.mjs';
 
 const port = portFromEnv();
 const app = uWS.App();
@@ -139,7 +150,13 @@ app.ws('/fanout', {
 // brotli/gzip variants of text files, hence `Vary: Accept-Encoding` on the identity bytes
 // too), and the same ETag format. The only per-request work besides the lookup is the
 // If-None-Match comparison a static server must do.
-const MIME = { '.txt': 'text/plain; charset=utf-8', '.html': 'text/html; charset=utf-8', '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.json': 'application/json; charset=utf-8' };
+const MIME = {
+  '.txt': 'text/plain; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+};
 const files = new Map();
 if (process.env.STATIC_DIR) {
   const dir = process.env.STATIC_DIR;
@@ -166,7 +183,13 @@ app.get('/static/*', (res, req) => {
   const notModified = req.getHeader('if-none-match') === f.etag;
   res.cork(() => {
     if (notModified) {
-      res.writeStatus('304 Not Modified').writeHeader('etag', f.etag).writeHeader('last-modified', f.lastModified).writeHeader('cache-control', 'public, max-age=0').writeHeader('vary', 'Accept-Encoding').endWithoutBody();
+      res
+        .writeStatus('304 Not Modified')
+        .writeHeader('etag', f.etag)
+        .writeHeader('last-modified', f.lastModified)
+        .writeHeader('cache-control', 'public, max-age=0')
+        .writeHeader('vary', 'Accept-Encoding')
+        .endWithoutBody();
       return;
     }
     res

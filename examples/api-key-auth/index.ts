@@ -35,9 +35,11 @@ declare module '@tachyon/server' {
 export function apiKeyAuth(options: ApiKeyAuthOptions) {
   if (typeof options !== 'object' || options === null) throw new TypeError('apiKeyAuth(options): options must be an object');
   const { keys } = options;
-  if (typeof keys !== 'function' && (typeof keys !== 'object' || keys === null)) throw new TypeError('apiKeyAuth: keys must be an object of keys or a lookup function');
+  if (typeof keys !== 'function' && (typeof keys !== 'object' || keys === null))
+    throw new TypeError('apiKeyAuth: keys must be an object of keys or a lookup function');
   const header = (options.header ?? 'x-api-key').toLowerCase();
-  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(header)) throw new TypeError(`apiKeyAuth: header must be a valid header name, got ${JSON.stringify(options.header)}`);
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(header))
+    throw new TypeError(`apiKeyAuth: header must be a valid header name, got ${JSON.stringify(options.header)}`);
   const open = new Set(options.public ?? []);
   const lookup = typeof keys === 'function' ? keys : (key: string) => (Object.hasOwn(keys, key) ? keys[key] : undefined);
 
@@ -45,7 +47,10 @@ export function apiKeyAuth(options: ApiKeyAuthOptions) {
     const key = req.header(header);
     const found = key === undefined || key === '' ? undefined : await lookup(key);
     if (found) req.apiKey = found;
-    else if (!open.has(req.path)) throw new HttpError(401, key ? 'Unknown API key' : `Missing API key (header ${header})`, { headers: { 'www-authenticate': `ApiKey header="${header}"` } });
+    else if (!open.has(req.path))
+      throw new HttpError(401, key ? 'Unknown API key' : `Missing API key (header ${header})`, {
+        headers: { 'www-authenticate': `ApiKey header="${header}"` },
+      });
   };
 
   return definePlugin({ name: 'api-key-auth', global: true }, (scope: Scope) => {

@@ -26,7 +26,9 @@ function createApp(): App {
   app.get('/', (req, res) => res.html(page));
 
   const api = new Router();
-  api.get('/hello', { query: z.object({ name: z.string().max(40).default('world') }) }, (req) => ({ message: `Hello, ${req.query.name}!` }));
+  api.get('/hello', { query: z.object({ name: z.string().max(40).default('world') }) }, (req) => ({
+    message: `Hello, ${req.query.name}!`,
+  }));
 
   api.get('/users/:id', { params: z.object({ id: z.coerce.number().int().positive() }) }, (req) => {
     const user = users.get(req.params.id);

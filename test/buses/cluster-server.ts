@@ -15,12 +15,22 @@ import { workerStats } from '../../packages/server/src/cluster/worker.ts';
 const env = process.env;
 const makeBus = (): BrokerBus => {
   const options = { presenceInterval: 200, logger: jsonLogger('info') };
-  return (env.KIND === 'nats' ? natsBus({ servers: env.URL!, ...options }) : redisBus({ url: env.URL!, ...options })) as unknown as BrokerBus;
+  return (env.KIND === 'nats'
+    ? natsBus({ servers: env.URL!, ...options })
+    : redisBus({ url: env.URL!, ...options })) as unknown as BrokerBus;
 };
 const relayBus = env.MODE === 'primary' || env.MODE === 'both' ? makeBus() : undefined;
 
 const server = await cluster(
-  { workers: 2, port: 0, host: '127.0.0.1', bus: relayBus as Bus | undefined, logger: jsonLogger('info'), restartDelay: 50, shutdownTimeout: 2000 },
+  {
+    workers: 2,
+    port: 0,
+    host: '127.0.0.1',
+    bus: relayBus as Bus | undefined,
+    logger: jsonLogger('info'),
+    restartDelay: 50,
+    shutdownTimeout: 2000,
+  },
   () => {
     const own = env.MODE === 'primary' ? undefined : makeBus();
     const app = new App({ bus: own, logger: jsonLogger('warn'), presence: { heartbeat: 200 } });
@@ -44,7 +54,7 @@ const server = await cluster(
             let seq = 0;
             const timer = setInterval(() => {
               send(seq++);
-              if (seq >= d.n) (clearInterval(timer), timers.delete(timer));
+              if (seq >= d.n) clearInterval(timer), timers.delete(timer);
             }, d.every);
             timers.add(timer);
             return true;

@@ -32,7 +32,10 @@ class ClusterProcess {
     this.proc = proc;
   }
   static start(kind: Kind, mode: Mode, url: string, env: Record<string, string> = {}): Promise<ClusterProcess> {
-    const proc = fork(SERVER, [], { env: { ...process.env, KIND: kind, MODE: mode, URL: url, WORKERS: '2', ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const proc = fork(SERVER, [], {
+      env: { ...process.env, KIND: kind, MODE: mode, URL: url, WORKERS: '2', ...env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     const cp = new ClusterProcess(proc);
     proc.on('message', (m: { id: number; result: unknown }) => (cp.waiting.get(m.id)?.(m.result), cp.waiting.delete(m.id)));
     return new Promise((resolve, reject) => {
@@ -141,13 +144,17 @@ function cleanUpAfter(state: () => { broker: Broker | undefined; procs: ClusterP
 async function startAll(kind: Kind, mode: Mode, broker: Broker): Promise<{ procs: ClusterProcess[]; nodes: Node[] }> {
   const procs = await Promise.all([0, 1].map(() => ClusterProcess.start(kind, mode, broker.url)));
   const nodes: Node[] = [];
-  for (const [p, proc] of procs.entries()) for (const [w, live] of [...(await proc.clients())].sort((a, b) => a[0] - b[0])) nodes.push(new Node(`P${p + 1}W${w}`, live));
+  for (const [p, proc] of procs.entries())
+    for (const [w, live] of [...(await proc.clients())].sort((a, b) => a[0] - b[0])) nodes.push(new Node(`P${p + 1}W${w}`, live));
   return { procs, nodes };
 }
 
 /** Every worker counts `expected` subscribers of `topic` over both processes. */
 async function clusterCount(nodes: Node[], topic: string, expected: number): Promise<void> {
-  await waitFor(async () => (await Promise.all(nodes.map((n) => n.counts(topic)))).every((c) => c.cluster === expected), `${expected} subscribers of ${topic} everywhere`);
+  await waitFor(
+    async () => (await Promise.all(nodes.map((n) => n.counts(topic)))).every((c) => c.cluster === expected),
+    `${expected} subscribers of ${topic} everywhere`,
+  );
 }
 
 /** What each process took from the broker on topic channels: per worker (per-worker mode) or its primary's. */
@@ -229,22 +236,35 @@ for (const kind of ['redis', 'nats'] as const) {
         await waitFor(() => connected(mode, procs, nodes), 'reconnected', 15_000);
         for (const n of nodes) {
           const seqs = n.seqs('live', 'P1W1');
-          assert.deepEqual(seqs, [...new Set(seqs)].sort((a, b) => a - b), `${n.name}: no duplicate, in order`);
+          assert.deepEqual(
+            seqs,
+            [...new Set(seqs)].sort((a, b) => a - b),
+            `${n.name}: no duplicate, in order`,
+          );
         }
         assert.deepEqual(p1w1.seqs('live', 'P1W1'), range(300), 'local: all of it');
         assert.deepEqual(p1w2.seqs('live', 'P1W1'), range(300), 'the sibling worker: all of it (mesh)');
         // After the restart: every current topic was subscribed again, by itself.
         const p2w2 = nodes[3]!;
-        await waitFor(async () => {
-          await p2w2.pub('live', 1, { start: 1000 + p2w2.count('live') });
-          await sleep(100);
-          return nodes.every((n) => n.seqs('live', 'P2W2').length > 0);
-        }, 'traffic across processes again', 15_000);
+        await waitFor(
+          async () => {
+            await p2w2.pub('live', 1, { start: 1000 + p2w2.count('live') });
+            await sleep(100);
+            return nodes.every((n) => n.seqs('live', 'P2W2').length > 0);
+          },
+          'traffic across processes again',
+          15_000,
+        );
         const mark = nodes.map((n) => n.seqs('live', 'P2W2').length);
         await p2w2.pub('live', 100, { start: 5000 });
         await waitFor(() => nodes.every((n, i) => n.seqs('live', 'P2W2').length >= mark[i]! + 100), 'the burst after the restart', 15_000);
         await sleep(200);
-        for (const n of nodes) assert.deepEqual(n.seqs('live', 'P2W2').filter((s) => s >= 5000), range(100, 5000), `${n.name}: after the restart, once, in order`);
+        for (const n of nodes)
+          assert.deepEqual(
+            n.seqs('live', 'P2W2').filter((s) => s >= 5000),
+            range(100, 5000),
+            `${n.name}: after the restart, once, in order`,
+          );
         for (const n of nodes) n.unsubscribeAll();
       });
     });
@@ -263,7 +283,10 @@ for (const kind of ['redis', 'nats'] as const) {
         await waitFor(async () => (await p1w1.counts('early')).cluster >= 2, 'the sibling worker counted');
         await p1w1.pub('early', 20);
         await waitFor(() => p1w2.count('early') === 20 && p1w1.count('early') === 20, 'in-process delivery without a broker');
-        assert.ok((await Promise.all(nodes.map((n) => n.stats()))).every((s) => !s.ready), 'not ready while the broker is away');
+        assert.ok(
+          (await Promise.all(nodes.map((n) => n.stats()))).every((s) => !s.ready),
+          'not ready while the broker is away',
+        );
         await broker.start();
         await waitFor(() => connected(mode, procs, nodes), 'connected once the broker is up', 15_000);
         await clusterCount(nodes, 'early', 4);
@@ -272,7 +295,10 @@ for (const kind of ['redis', 'nats'] as const) {
         await waitFor(() => nodes.every((n) => n.seqs('early', 'P2W1').length >= 50), 'across processes', 15_000);
         await sleep(200);
         for (const n of nodes) assert.deepEqual(n.seqs('early', 'P2W1'), range(50, 100), `${n.name}: once, in order`);
-        assert.ok(procs.every((p) => p.log.some((l) => /bus connected/.test(String(l?.msg ?? '')))), 'logged');
+        assert.ok(
+          procs.every((p) => p.log.some((l) => /bus connected/.test(String(l?.msg ?? '')))),
+          'logged',
+        );
       });
     });
   }
@@ -288,7 +314,11 @@ test("history on the primary's relay needs a shared store: the cluster's memory 
   for (const mode of ['primary', 'per-worker'] as const) {
     const started = ClusterProcess.start('redis', mode, 'redis://127.0.0.1:1', { HISTORY: 'memory' });
     // (A cluster that starts anyway is stopped, so that the failure shows instead of a hang.)
-    await assert.rejects(started.then(async (p) => (await p.stop(), p)), /needs a store all processes share/, mode);
+    await assert.rejects(
+      started.then(async (p) => (await p.stop(), p)),
+      /needs a store all processes share/,
+      mode,
+    );
   }
 });
 
@@ -313,7 +343,7 @@ describe('cluster() on redis, primary: a worker dies', () => {
       let lost = false;
       const off = p1w2.live.onStatus((status) => {
         if (status !== 'open') lost = true;
-        else if (lost) (off(), resolve());
+        else if (lost) off(), resolve();
       });
     });
     await p1w2.live.request('crash');
@@ -326,7 +356,10 @@ describe('cluster() on redis, primary: a worker dies', () => {
     await waitFor(() => p1w1.count('r') === 20 && p1w2.count('r') === 20, 'both P1 subscribers', 15_000);
     await sleep(200);
     assert.deepEqual(p1w2.seqs('r', 'P2W1'), range(20));
-    assert.ok(procs[0]!.log.some((l) => /worker uncaught exception: replacing it/.test(String(l?.msg ?? ''))), 'the death was logged');
+    assert.ok(
+      procs[0]!.log.some((l) => /worker uncaught exception: replacing it/.test(String(l?.msg ?? ''))),
+      'the death was logged',
+    );
   });
 });
 
@@ -349,7 +382,9 @@ describe('cluster() on redis, primary: presence across 2 processes x 2 workers',
     const bob2 = open(0, 'bob'); // a second tab, on the other process
     const seen: { type: string; id: string }[] = [];
     // Join events are live only: ann's subscription is in place before bob's tabs join.
-    await new Promise<void>((resolve) => ann.onPresence('p:1', ({ type, member }) => seen.push({ type, id: member.id }), { onSubscribed: () => resolve() }));
+    await new Promise<void>((resolve) =>
+      ann.onPresence('p:1', ({ type, member }) => seen.push({ type, id: member.id }), { onSubscribed: () => resolve() }),
+    );
     bob1.subscribe('p:1', () => {});
     bob2.subscribe('p:1', () => {});
     const ids = async (live: Live) => ((await live.presence('p:1')) as { id: string }[]).map((m) => m.id).sort();

@@ -52,13 +52,18 @@ test('redis: password in the URL (requirepass)', async () => {
   brokers.push(broker);
   const secret = encodeURIComponent('p@ss word');
   await carries(() => redisBus({ url: `redis://default:${secret}@127.0.0.1:${broker.port}`, presenceInterval: false }));
-  await refused(redisBus({ url: `redis://default:wrong@127.0.0.1:${broker.port}`, presenceInterval: false }), /WRONGPASS|invalid username-password|NOAUTH/i);
+  await refused(
+    redisBus({ url: `redis://default:wrong@127.0.0.1:${broker.port}`, presenceInterval: false }),
+    /WRONGPASS|invalid username-password|NOAUTH/i,
+  );
 });
 
 test('nats: user and password in the URL', async () => {
   const broker = await NatsBroker.start({ auth: { user: 'app', pass: 's3cret' } });
   brokers.push(broker);
   await carries(() => natsBus({ servers: `nats://app:s3cret@127.0.0.1:${broker.port}`, presenceInterval: false }));
-  await carries(() => natsBus({ servers: `nats://127.0.0.1:${broker.port}`, connection: { user: 'app', pass: 's3cret' }, presenceInterval: false }));
+  await carries(() =>
+    natsBus({ servers: `nats://127.0.0.1:${broker.port}`, connection: { user: 'app', pass: 's3cret' }, presenceInterval: false }),
+  );
   await refused(natsBus({ servers: `nats://app:wrong@127.0.0.1:${broker.port}`, presenceInterval: false }), /Authorization Violation/i);
 });

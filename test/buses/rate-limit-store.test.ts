@@ -94,8 +94,15 @@ describe('redisRateLimitStore: one limit across servers', () => {
     assert.equal((await fetch(a.url)).status, 200);
     await redis.stop();
     const during = await Promise.all([fetch(a.url), fetch(a.url), fetch(a.url)]);
-    assert.deepEqual(during.map((r) => r.status), [200, 200, 200], 'fail open: a limiter outage does not take the API down');
-    assert.ok(a.errors.some((m) => /rate limit store failed: request allowed/.test(m)), 'logged');
+    assert.deepEqual(
+      during.map((r) => r.status),
+      [200, 200, 200],
+      'fail open: a limiter outage does not take the API down',
+    );
+    assert.ok(
+      a.errors.some((m) => /rate limit store failed: request allowed/.test(m)),
+      'logged',
+    );
     await redis.start();
     await waitFor(async () => (await fetch(a.url)).status === 429, 'counting again after the reconnect', 15_000);
   });

@@ -30,7 +30,11 @@ export function busSuite(h: Harness): void {
     let a: TachyonNode, b: TachyonNode, c: TachyonNode;
     before(async () => {
       broker = await h.startBroker();
-      [a, b, c] = (await Promise.all([0, 1, 2].map(() => TachyonNode.start(h.config(broker, FAST))))) as [TachyonNode, TachyonNode, TachyonNode];
+      [a, b, c] = (await Promise.all([0, 1, 2].map(() => TachyonNode.start(h.config(broker, FAST))))) as [
+        TachyonNode,
+        TachyonNode,
+        TachyonNode,
+      ];
       await waitFor(async () => (await Promise.all([a, b, c].map((n) => n.stats()))).every((s) => s.connected), 'connected');
     });
     after(async () => {
@@ -115,7 +119,10 @@ export function busSuite(h: Harness): void {
     });
 
     test('cluster-wide subscribers(topic): every server counts the others (presence, within an interval)', async () => {
-      const subs = [...(await Promise.all([a, a].map((n) => n.subscriber(['count'])))), ...(await Promise.all([b, b, b].map((n) => n.subscriber(['count']))))];
+      const subs = [
+        ...(await Promise.all([a, a].map((n) => n.subscriber(['count'])))),
+        ...(await Promise.all([b, b, b].map((n) => n.subscriber(['count'])))),
+      ];
       await waitFor(async () => (await c.subscribers('count')).total === 5, 'c sees 5');
       assert.deepEqual(await a.subscribers('count'), { total: 5, local: 2 });
       assert.ok((await c.stats()).servers >= 2, 'c heard from a and b');
@@ -235,7 +242,11 @@ export function busSuite(h: Harness): void {
         for (const t of topics) {
           const got = sub.seqs('A', t);
           assert.equal(new Set(got).size, got.length, `${t}: no duplicates`);
-          assert.deepEqual(got, [...got].sort((x, y) => x - y), `${t}: in order (gaps allowed: the outage)`);
+          assert.deepEqual(
+            got,
+            [...got].sort((x, y) => x - y),
+            `${t}: in order (gaps allowed: the outage)`,
+          );
         }
         assert.ok(b.logged(/disconnected/) || a.logged(/disconnected|connection error/), 'the outage is logged');
       } finally {

@@ -172,7 +172,12 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
     const ts = `typescript@${rootPkg.devDependencies.typescript}`;
     const svelte = `svelte@${rootPkg.devDependencies.svelte}`;
-    const { took } = sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes, svelte], app, 240_000);
+    const { took } = sh(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes, svelte],
+      app,
+      240_000,
+    );
     console.log(`# consumer: npm install of the tarballs took ${took} s`);
   });
 
@@ -200,7 +205,10 @@ describe('consumer: the packed packages in an app outside the repository', { tim
 
   test('a third-party plugin from its tarball: registered, its decoration typed, its hooks answering', () => {
     const dir = join(app, 'node_modules', 'tachyon-api-key-auth');
-    assert.ok(!lstatSync(dir).isSymbolicLink() && existsSync(join(dir, 'dist', 'index.d.ts')), 'installed from its tarball, with its declarations');
+    assert.ok(
+      !lstatSync(dir).isSymbolicLink() && existsSync(join(dir, 'dist', 'index.d.ts')),
+      'installed from its tarball, with its declarations',
+    );
     const { stdout } = sh(node, ['plugin.ts'], app, 20_000);
     assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), [200, '', 401, '', 200, 'ci', 403, '']);
   });
@@ -235,10 +243,18 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     });
     const base = `http://127.0.0.1:${port}`;
     assert.deepEqual(await (await fetch(`${base}/hello/ada`)).json(), { hello: 'ada' });
-    const created = await fetch(`${base}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Ada', age: 36 }) });
+    const created = await fetch(`${base}/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Ada', age: 36 }),
+    });
     assert.equal(created.status, 201);
     assert.deepEqual(await created.json(), { created: 'Ada' });
-    const invalid = await fetch(`${base}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '', age: -1 }) });
+    const invalid = await fetch(`${base}/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: '', age: -1 }),
+    });
     assert.equal(invalid.status, 400);
     const problem = await invalid.json();
     assert.ok(Array.isArray(problem.issues) && problem.issues.length === 2, JSON.stringify(problem));
@@ -253,7 +269,13 @@ describe('consumer: the packed packages in an app outside the repository', { tim
 
   test('@tachyon/redis and @tachyon/nats: an app starts and serves while its broker is unreachable, and closes', () => {
     const { stdout } = sh(node, ['buses.ts'], app, 30_000);
-    assert.deepEqual(stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ ready: false }, { ready: false }]);
+    assert.deepEqual(
+      stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+      [{ ready: false }, { ready: false }],
+    );
   });
 
   test('app.client() serves the browser build', async () => {
@@ -286,10 +308,12 @@ describe('consumer: the packed packages in an app outside the repository', { tim
       for (let i = 0; i < 6; i++) {
         // A new connection each time (the acceptor deals connections round-robin).
         const body = await new Promise((resolve, reject) => {
-          http.get({ host: '127.0.0.1', port: clusterPort, path: '/who', agent: false }, (res) => {
-            let text = '';
-            res.on('data', (d) => (text += d)).on('end', () => resolve(text));
-          }).on('error', reject);
+          http
+            .get({ host: '127.0.0.1', port: clusterPort, path: '/who', agent: false }, (res) => {
+              let text = '';
+              res.on('data', (d) => (text += d)).on('end', () => resolve(text));
+            })
+            .on('error', reject);
         });
         workers.add(JSON.parse(body).worker);
       }
@@ -321,7 +345,13 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     const glibc = process.report.getReport().header.glibcVersionRuntime;
     if (!glibc || Number(glibc.split('.')[1]) >= 38) return t.skip(`glibc ${glibc ?? 'n/a'}: the shipped binary loads as is`);
     const cache = join(app, 'node_modules', '.cache', 'tachyon-uws');
-    assert.ok(existsSync(cache) && readdirSync(cache).some((f) => f.endsWith('.node')), 'a compatible copy in node_modules/.cache/tachyon-uws');
-    assert.ok(!readdirSync(join(app, 'node_modules', 'uWebSockets.js')).some((f) => f.endsWith('.orig')), 'the installed package is not patched in place');
+    assert.ok(
+      existsSync(cache) && readdirSync(cache).some((f) => f.endsWith('.node')),
+      'a compatible copy in node_modules/.cache/tachyon-uws',
+    );
+    assert.ok(
+      !readdirSync(join(app, 'node_modules', 'uWebSockets.js')).some((f) => f.endsWith('.orig')),
+      'the installed package is not patched in place',
+    );
   });
 });

@@ -124,7 +124,10 @@ test('history behind a bus without a shared store is refused when declared', () 
 
 test('a NATS-only app (no history store of its own) gets a clear error naming the fix; a shared store is accepted', async () => {
   const nats = new App({ bus: natsBus({ servers: 'nats://127.0.0.1:4222' }) });
-  assert.throws(() => nats.topic('room:*', { history: { size: 10 } }), /history with a bus \(cluster\(\), Redis, NATS\) needs a store all processes share, e\.g\. .*redisHistory/);
+  assert.throws(
+    () => nats.topic('room:*', { history: { size: 10 } }),
+    /history with a bus \(cluster\(\), Redis, NATS\) needs a store all processes share, e\.g\. .*redisHistory/,
+  );
   const redis = new App({ bus: redisBus({ url: 'redis://127.0.0.1:1' }) });
   assert.throws(() => redis.topic('room:*', { history: { size: 10 } }), /redisHistory/);
   const store = redisHistory({ url: 'redis://127.0.0.1:1' });

@@ -118,7 +118,10 @@ export function historySuite(h: StoreHarness): void {
         s.app.publish('room:window', 'n', 31);
         await waitFor(() => sub.got.length === 2, 'live');
         assert.deepEqual(sub.got, [0, 31]);
-        assert.ok(s.log.some((e) => e.msg === 'history: recovery refused' && e.obj.reason === 'window'), 'logged');
+        assert.ok(
+          s.log.some((e) => e.msg === 'history: recovery refused' && e.obj.reason === 'window'),
+          'logged',
+        );
         // The next reconnect resumes from the new position.
         s.dropAll();
         s.app.publish('room:window', 'n', 32);
@@ -167,10 +170,24 @@ export function historySuite(h: StoreHarness): void {
         assert.equal(at.offset, 1);
         c.send({ type: 'unsubscribe', topic: 'room:evil' });
         c.send({ type: 'subscribe', topic: 'room:evil', since: { offset: 0, epoch: 'AAAAAAAAAAA' }, ref: 2 });
-        assert.deepEqual(await c.next((m) => m.ref === 2), { type: 'subscribed', topic: 'room:evil', ref: 2, offset: 1, epoch: at.epoch, recovered: false });
+        assert.deepEqual(await c.next((m) => m.ref === 2), {
+          type: 'subscribed',
+          topic: 'room:evil',
+          ref: 2,
+          offset: 1,
+          epoch: at.epoch,
+          recovered: false,
+        });
         c.send({ type: 'unsubscribe', topic: 'room:evil' });
         c.send({ type: 'subscribe', topic: 'room:evil', since: { offset: Number.MAX_SAFE_INTEGER, epoch: at.epoch }, ref: 3 });
-        assert.deepEqual(await c.next((m) => m.ref === 3), { type: 'subscribed', topic: 'room:evil', ref: 3, offset: 1, epoch: at.epoch, recovered: false });
+        assert.deepEqual(await c.next((m) => m.ref === 3), {
+          type: 'subscribed',
+          topic: 'room:evil',
+          ref: 3,
+          offset: 1,
+          epoch: at.epoch,
+          recovered: false,
+        });
         await waitFor(() => s.log.some((e) => e.msg === 'history: recovery refused' && e.obj.reason === 'epoch'), 'epoch logged');
         await waitFor(() => s.log.some((e) => e.level === 'warn' && e.obj.reason === 'ahead'), 'ahead logged');
         s.app.publish('room:evil', 'n', 1);

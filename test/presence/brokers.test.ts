@@ -7,12 +7,24 @@ import { createClient } from '@redis/client';
 import { redisBus } from '@tachyon/redis';
 import { natsBus } from '@tachyon/nats';
 import { App, type Bus } from '../../packages/server/src/index.ts';
-import { client, eventually, ids, join, presenceSuite, setupPresenceApp, type PresenceNode } from '../../packages/server/test/realtime/presence/suite.ts';
+import {
+  client,
+  eventually,
+  ids,
+  join,
+  presenceSuite,
+  setupPresenceApp,
+  type PresenceNode,
+} from '../../packages/server/test/realtime/presence/suite.ts';
 import { NatsBroker, RedisBroker, type Broker } from '../buses/brokers.ts';
 
 const brokers: Record<string, Broker> = {};
 before(async () => {
-  [brokers.redis, brokers.sharded, brokers.nats] = await Promise.all([RedisBroker.start(), RedisBroker.start({ cluster: true }), NatsBroker.start()]);
+  [brokers.redis, brokers.sharded, brokers.nats] = await Promise.all([
+    RedisBroker.start(),
+    RedisBroker.start({ cluster: true }),
+    NatsBroker.start(),
+  ]);
 });
 after(async () => {
   await Promise.all(Object.values(brokers).map((b) => b.stop()));
@@ -32,9 +44,18 @@ function twoNodes(makeBus: () => Bus) {
   };
 }
 
-presenceSuite('redis (two servers)', twoNodes(() => redisBus({ url: brokers.redis!.url }) as unknown as Bus));
-presenceSuite('redis sharded pub/sub (two servers)', twoNodes(() => redisBus({ url: brokers.sharded!.url, sharded: true }) as unknown as Bus));
-presenceSuite('nats (two servers)', twoNodes(() => natsBus({ servers: brokers.nats!.url }) as unknown as Bus));
+presenceSuite(
+  'redis (two servers)',
+  twoNodes(() => redisBus({ url: brokers.redis!.url }) as unknown as Bus),
+);
+presenceSuite(
+  'redis sharded pub/sub (two servers)',
+  twoNodes(() => redisBus({ url: brokers.sharded!.url, sharded: true }) as unknown as Bus),
+);
+presenceSuite(
+  'nats (two servers)',
+  twoNodes(() => natsBus({ servers: brokers.nats!.url }) as unknown as Bus),
+);
 
 test('bad announcements on the bus are refused and counted; the server keeps serving and its members stay right', async () => {
   const { node, close } = await startNode(redisBus({ url: brokers.redis!.url }) as unknown as Bus);
@@ -63,10 +84,20 @@ test('bad announcements on the bus are refused and counted; the server keeps ser
     // A well-formed announcement from an unknown server is taken (the bus is trusted, docs/presence.md),
     // and expires with its ttl like a crashed server's members.
     await publisher.publish('tachyon:__presence', frame('{"v":1,"o":"forger","k":"j","ttl":300,"t":"room:bad","i":"ghost"}'));
-    await eventually(() => node.app.presence('room:bad'), (m) => ids(m).join() === 'ann,ghost', 3000, 'announced member listed');
+    await eventually(
+      () => node.app.presence('room:bad'),
+      (m) => ids(m).join() === 'ann,ghost',
+      3000,
+      'announced member listed',
+    );
     const stats = (node.app as unknown as { hub: { presence: { stats(): { rejected: number } } } }).hub.presence.stats();
     assert.equal(stats.rejected, bad.length, 'every bad announcement refused');
-    await eventually(() => node.app.presence('room:bad'), (m) => ids(m).join() === 'ann', 3000, 'the silent announcer expired');
+    await eventually(
+      () => node.app.presence('room:bad'),
+      (m) => ids(m).join() === 'ann',
+      3000,
+      'the silent announcer expired',
+    );
     assert.ok((await ann.ping()) >= 0);
   } finally {
     publisher.destroy();
@@ -78,7 +109,10 @@ test('bad announcements on the bus are refused and counted; the server keeps ser
 test('a large snapshot goes in parts under the bus message limit: a server that starts later learns every member', async () => {
   const TOPICS = 6000;
   const start = async (maxMessageSize: number) => {
-    const app = new App({ bus: redisBus({ url: brokers.redis!.url, prefix: 'big:', maxMessageSize }) as unknown as Bus, presence: { heartbeat: 200 } });
+    const app = new App({
+      bus: redisBus({ url: brokers.redis!.url, prefix: 'big:', maxMessageSize }) as unknown as Bus,
+      presence: { heartbeat: 200 },
+    });
     app.topic('big:*', { presence: { data: () => ({ n: 'x'.repeat(20) }) } });
     app.ws('/ws', {
       upgrade: (req) => ({ id: req.query.user }),
@@ -94,12 +128,23 @@ test('a large snapshot goes in parts under the bus message limit: a server that 
   const zoe = await client(a.node, 'zoe');
   let b: Awaited<ReturnType<typeof start>> | undefined;
   try {
-    await eventually(() => a.node.app.presence(`big:${TOPICS - 1}`), (m) => m.length === 1, 5000, 'zoe on every topic of a');
+    await eventually(
+      () => a.node.app.presence(`big:${TOPICS - 1}`),
+      (m) => m.length === 1,
+      5000,
+      'zoe on every topic of a',
+    );
     b = await start(100_000); // after zoe joined: b can only learn her from a's snapshots
     const other = b.node.app;
     // a's join announcements for the first topics went out before b existed: b knows them from a snapshot.
-    await eventually(() => other.presence('big:0'), (m) => ids(m).join() === 'zoe', 5000, 'the first topic, from a snapshot');
-    for (const i of [1, 2999, 4321, TOPICS - 1]) assert.deepEqual(await other.presence(`big:${i}`), [{ id: 'zoe', data: { n: 'x'.repeat(20) } }]);
+    await eventually(
+      () => other.presence('big:0'),
+      (m) => ids(m).join() === 'zoe',
+      5000,
+      'the first topic, from a snapshot',
+    );
+    for (const i of [1, 2999, 4321, TOPICS - 1])
+      assert.deepEqual(await other.presence(`big:${i}`), [{ id: 'zoe', data: { n: 'x'.repeat(20) } }]);
     const rejected = (other as unknown as { hub: { presence: { stats(): { rejected: number } } } }).hub.presence.stats().rejected;
     assert.equal(rejected, 0);
   } finally {

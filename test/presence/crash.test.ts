@@ -25,7 +25,8 @@ async function server(heartbeat = HEARTBEAT): Promise<{ proc: ChildProcess; url:
   return { proc, url: `ws://127.0.0.1:${port}/ws` };
 }
 
-const exited = (proc: ChildProcess) => (proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise((r) => proc.once('exit', r)));
+const exited = (proc: ChildProcess) =>
+  proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise((r) => proc.once('exit', r));
 
 async function member(url: string, user: string, topic: string): Promise<Live> {
   const live = connect(`${url}?user=${user}`, { onError: () => {}, maxRetries: 0 });
@@ -43,7 +44,11 @@ async function until(check: () => Promise<boolean>, timeout: number, what: strin
   return Date.now() - start;
 }
 
-const ids = async (live: Live, topic: string) => (await live.presence(topic)).map((m) => m.id).sort().join();
+const ids = async (live: Live, topic: string) =>
+  (await live.presence(topic))
+    .map((m) => m.id)
+    .sort()
+    .join();
 
 test('a crashed server (kill -9) has its members removed within 4 heartbeats, with $leave events', async () => {
   const a = await server();
@@ -54,7 +59,11 @@ test('a crashed server (kill -9) has its members removed within 4 heartbeats, wi
     clients.push(watcher);
     const changes: string[] = [];
     watcher.onPresence('room:crash', (c: PresenceChange) => changes.push(`${c.type}:${c.member.id}`));
-    clients.push(await member(a.url, 'ann', 'room:crash'), await member(a.url, 'ann', 'room:crash'), await member(a.url, 'al', 'room:crash'));
+    clients.push(
+      await member(a.url, 'ann', 'room:crash'),
+      await member(a.url, 'ann', 'room:crash'),
+      await member(a.url, 'al', 'room:crash'),
+    );
     await until(async () => (await ids(watcher, 'room:crash')) === 'al,ann,watcher', 5000, 'members of both servers listed on b');
     await until(async () => changes.includes('join:ann') && changes.includes('join:al'), 2000, 'join events on b');
     a.proc.kill('SIGKILL');

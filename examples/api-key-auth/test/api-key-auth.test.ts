@@ -34,7 +34,9 @@ describe('api-key-auth', () => {
     const app = await appWith({ keys: KEYS, public: ['/healthz'] });
     assert.deepEqual(await (await app.request('/healthz')).json(), { ok: true, key: null });
     assert.equal((await app.request('/things', { method: 'POST', headers: { 'x-api-key': 'k-read' } })).status, 403);
-    assert.deepEqual(await (await app.request('/things', { method: 'POST', headers: { 'x-api-key': 'k-write' } })).json(), { by: 'writer' });
+    assert.deepEqual(await (await app.request('/things', { method: 'POST', headers: { 'x-api-key': 'k-write' } })).json(), {
+      by: 'writer',
+    });
     await app.close();
   });
 

@@ -5,22 +5,25 @@
 import { cluster, jsonLogger } from '@tachyon/server';
 import { createGameApp } from '../src/server/index.ts';
 
-const server = await cluster({ workers: 2, port: 0, host: '127.0.0.1', restartDelay: 200, shutdownTimeout: 2000, logger: jsonLogger('info') }, () => {
-  const game = createGameApp({
-    cookieSecret: 'test-secret',
-    config: { waitSeconds: 1, countdownSeconds: 1 },
-    passages: ['type me quick'],
-    app: { logger: jsonLogger('warn') },
-  });
-  const { app } = game;
-  app.onClose(() => game.stop());
-  app.get('/test/crash', (req, res) => {
-    if (Number(req.query.worker) !== app.worker) return res.status(409).json({ worker: app.worker });
-    setTimeout(() => {
-      throw new Error('the owner crashed');
-    }, 20);
-    return { crashing: app.worker };
-  });
-  return app;
-});
+const server = await cluster(
+  { workers: 2, port: 0, host: '127.0.0.1', restartDelay: 200, shutdownTimeout: 2000, logger: jsonLogger('info') },
+  () => {
+    const game = createGameApp({
+      cookieSecret: 'test-secret',
+      config: { waitSeconds: 1, countdownSeconds: 1 },
+      passages: ['type me quick'],
+      app: { logger: jsonLogger('warn') },
+    });
+    const { app } = game;
+    app.onClose(() => game.stop());
+    app.get('/test/crash', (req, res) => {
+      if (Number(req.query.worker) !== app.worker) return res.status(409).json({ worker: app.worker });
+      setTimeout(() => {
+        throw new Error('the owner crashed');
+      }, 20);
+      return { crashing: app.worker };
+    });
+    return app;
+  },
+);
 console.log(JSON.stringify({ ready: server.port, workers: server.workers }));

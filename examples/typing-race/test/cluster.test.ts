@@ -36,7 +36,10 @@ const lines: any[] = [];
 const open: Live<any, any>[] = [];
 
 before(async () => {
-  proc = spawn(process.execPath, [new URL('./cluster-server.ts', import.meta.url).pathname], { env: { ...process.env, WORKERS: '2' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  proc = spawn(process.execPath, [new URL('./cluster-server.ts', import.meta.url).pathname], {
+    env: { ...process.env, WORKERS: '2' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ready line:\n${lines.join('\n')}`)), 20_000);
     for (const stream of [proc.stdout!, proc.stderr!]) {
@@ -74,9 +77,12 @@ function get(path: string, cookie?: string): Promise<{ status: number; body: any
   return new Promise((resolve, reject) => {
     const req = http.get({ port, host: '127.0.0.1', path, agent: false, headers: cookie ? { cookie } : {} }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d) => (body += d)).on('end', () => {
-        resolve({ status: res.statusCode!, body: JSON.parse(body), setCookie: res.headers['set-cookie']?.[0]?.split(';')[0] });
-      });
+      res
+        .setEncoding('utf8')
+        .on('data', (d) => (body += d))
+        .on('end', () => {
+          resolve({ status: res.statusCode!, body: JSON.parse(body), setCookie: res.headers['set-cookie']?.[0]?.split(';')[0] });
+        });
     });
     req.on('error', reject);
   });
@@ -107,7 +113,11 @@ function withCookie(cookie: string) {
 /** A WebSocket that landed on worker `worker` (reconnecting until it does). */
 async function socketOn(worker: number, cookie: string): Promise<{ live: Live<RoomEvents, Requests>; statuses: string[] }> {
   for (let i = 0; i < 20; i++) {
-    const live = connect<RoomEvents, Requests>(`ws://127.0.0.1:${port}/ws`, { WebSocket: withCookie(cookie), onError: () => {}, maxRetries: 0 });
+    const live = connect<RoomEvents, Requests>(`ws://127.0.0.1:${port}/ws`, {
+      WebSocket: withCookie(cookie),
+      onError: () => {},
+      maxRetries: 0,
+    });
     const statuses: string[] = [];
     live.onStatus((s) => statuses.push(s));
     const { worker: on } = await live.request('ping');
@@ -145,16 +155,34 @@ async function raceToTheEnd(ada: Player, bob: Player): Promise<void> {
   await eventually(() => phaseOf(ada) === 'racing' && phaseOf(bob) === 'racing', 8000, 'the race starts on both screens');
   assert.deepEqual(await ada.live.request('pvp:keystrokes', 'type'), { ok: true, typingIndex: 4 });
   await eventually(() => last(bob, 'pvp:progress-update')?.typingIndex === 4, 3000, "bob sees ada's caret");
-  assert.deepEqual(last(ada, 'pvp:progress-update'), { playerId: ada.state.you, typingIndex: 4, wrong: 0 }, 'the sender sees its own progress');
+  assert.deepEqual(
+    last(ada, 'pvp:progress-update'),
+    { playerId: ada.state.you, typingIndex: 4, wrong: 0 },
+    'the sender sees its own progress',
+  );
   await bob.live.request('pvp:keystrokes', 'tyx');
   assert.deepEqual(await bob.live.request('pvp:backspace'), { ok: true, typingIndex: 2 });
-  await eventually(() => last(ada, 'pvp:progress-update')?.playerId === bob.state.you && last(ada, 'pvp:progress-update')?.wrong === 0, 3000, "ada sees bob's backspace");
+  await eventually(
+    () => last(ada, 'pvp:progress-update')?.playerId === bob.state.you && last(ada, 'pvp:progress-update')?.wrong === 0,
+    3000,
+    "ada sees bob's backspace",
+  );
   for (const chunk of [' me qu', 'ick']) await ada.live.request('pvp:keystrokes', chunk);
   for (const chunk of ['pe me ', 'quick']) await bob.live.request('pvp:keystrokes', chunk);
-  await eventually(() => last(ada, 'pvp:match-ended') !== undefined && last(bob, 'pvp:match-ended') !== undefined, 3000, 'match ended on both screens');
+  await eventually(
+    () => last(ada, 'pvp:match-ended') !== undefined && last(bob, 'pvp:match-ended') !== undefined,
+    3000,
+    'match ended on both screens',
+  );
   const seen = [last(ada, 'pvp:match-ended'), last(bob, 'pvp:match-ended')];
   assert.deepEqual(seen[0], seen[1], 'the same results for both');
-  assert.deepEqual(seen[0].results.map((r: any) => [r.name, r.place, r.finished, r.typingIndex]), [['Ada', 1, true, 13], ['Bob', 2, true, 13]]);
+  assert.deepEqual(
+    seen[0].results.map((r: any) => [r.name, r.place, r.finished, r.typingIndex]),
+    [
+      ['Ada', 1, true, 13],
+      ['Bob', 2, true, 13],
+    ],
+  );
 }
 
 for (const [label, adaRemote, bobRemote] of [
@@ -169,7 +197,11 @@ for (const [label, adaRemote, bobRemote] of [
     const ada = await join(a.roomCode, a.cookie, adaRemote ? other(owner) : owner);
     const bob = await join(b.roomCode, b.cookie, bobRemote ? other(owner) : owner);
     assert.equal(ada.state.passage, PASSAGE);
-    assert.deepEqual(bob.state.players.map((p) => p.name), ['Ada', 'Bob'], "the owner's state came back through the forwarding worker");
+    assert.deepEqual(
+      bob.state.players.map((p) => p.name),
+      ['Ada', 'Bob'],
+      "the owner's state came back through the forwarding worker",
+    );
     await raceToTheEnd(ada, bob);
     ada.live.close();
     bob.live.close();
@@ -185,12 +217,20 @@ test('a player reconnecting mid-race through another worker gets their seat and 
   await eventually(() => phaseOf(ada) === 'racing' && phaseOf(bob) === 'racing', 8000, 'the race starts');
   await bob.live.request('pvp:keystrokes', 'type');
   bob.live.close();
-  await eventually(() => last(ada, 'pvp:lobby-update')?.players.find((p: any) => p.name === 'Bob')?.connected === false, 3000, "ada sees bob's disconnect");
+  await eventually(
+    () => last(ada, 'pvp:lobby-update')?.players.find((p: any) => p.name === 'Bob')?.connected === false,
+    3000,
+    "ada sees bob's disconnect",
+  );
   // Back, through a socket on the other worker again (the leave was forwarded, now the join).
   const again = await join(b.roomCode, b.cookie, other(owner));
   assert.equal(again.state.you, bob.state.you, 'the same seat');
   assert.equal(again.state.players.find((p) => p.playerId === again.state.you)!.typingIndex, 4, 'the same progress');
-  await eventually(() => last(ada, 'pvp:lobby-update')?.players.find((p: any) => p.name === 'Bob')?.connected === true, 3000, "ada sees bob back");
+  await eventually(
+    () => last(ada, 'pvp:lobby-update')?.players.find((p: any) => p.name === 'Bob')?.connected === true,
+    3000,
+    'ada sees bob back',
+  );
   assert.deepEqual(await again.live.request('pvp:keystrokes', ' me'), { ok: true, typingIndex: 7 });
   await eventually(() => last(ada, 'pvp:progress-update')?.typingIndex === 7, 3000, "ada sees bob's caret move on");
   ada.live.close();
@@ -235,14 +275,23 @@ test("the owner worker crashing: its rooms' players get an error, the other work
 
   const mark = lines.length;
   for (let i = 0; i < 20; i++) if ((await get('/test/crash?worker=1')).status === 200) break;
-  await eventually(() => lines.slice(mark).some((l) => /worker uncaught exception: replacing it/.test(l?.msg ?? '') && l.worker === 1), 5000, 'worker 1 replaced');
+  await eventually(
+    () => lines.slice(mark).some((l) => /worker uncaught exception: replacing it/.test(l?.msg ?? '') && l.worker === 1),
+    5000,
+    'worker 1 replaced',
+  );
   // The lost room's players: a clear error (the owner is restarting, or back without the room), never a hang.
   await rejects(lost[0].live.request('pvp:keystrokes', 'pe'), 'HANDLER_ERROR', /^(ROOM_UNAVAILABLE|UNKNOWN_ROOM)/);
   await sleep(400); // worker 1 is back (restartDelay 200 ms): the room is gone with it
   await rejects(lost[1].live.request('pvp:keystrokes', 'ty'), 'HANDLER_ERROR', /^(UNKNOWN_ROOM|ROOM_UNAVAILABLE)/);
   // The other race goes on to the end, on the same connections.
   await raceToTheEnd(kept[0], kept[1]);
-  for (const p of [...lost, ...kept]) assert.deepEqual(p.statuses.filter((s) => s !== 'open'), [], 'no socket on worker 2 was dropped');
+  for (const p of [...lost, ...kept])
+    assert.deepEqual(
+      p.statuses.filter((s) => s !== 'open'),
+      [],
+      'no socket on worker 2 was dropped',
+    );
   assert.ok(!lines.slice(mark).some((l) => /replacing it/.test(l?.msg ?? '') && l.worker === 2), 'worker 2 kept running');
   // And worker 1 serves races again.
   const fresh = await matchmake('Ada', 1);

@@ -40,7 +40,9 @@ function withCookie(cookie: string) {
 }
 
 export async function matchmake(port: number, name?: string, cookie?: string): Promise<{ roomCode: string; cookie: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/pvp/matchmake${name ? `?name=${encodeURIComponent(name)}` : ''}`, { headers: cookie ? { cookie } : {} });
+  const res = await fetch(`http://127.0.0.1:${port}/api/pvp/matchmake${name ? `?name=${encodeURIComponent(name)}` : ''}`, {
+    headers: cookie ? { cookie } : {},
+  });
   if (res.status !== 200) throw new Error(`matchmake: ${res.status} ${await res.text()}`);
   const { roomCode } = (await res.json()) as { roomCode: string };
   const set = res.headers.get('set-cookie');

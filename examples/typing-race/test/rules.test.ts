@@ -112,7 +112,10 @@ describe('rooms', () => {
       events('pvp:countdown').map((c) => `${c.phase} ${c.secondsLeft}`),
       ['starting 2', 'starting 1', 'countdown 3', 'countdown 2', 'countdown 1'],
     );
-    assert.deepEqual(events('pvp:lobby-update').map((l) => l.phase), ['waiting', 'starting', 'countdown', 'racing']);
+    assert.deepEqual(
+      events('pvp:lobby-update').map((l) => l.phase),
+      ['waiting', 'starting', 'countdown', 'racing'],
+    );
   });
 
   test('a full room skips the wait; a seventh player is refused', () => {
@@ -223,7 +226,13 @@ describe('racing', () => {
     game.keystrokes(code, a, 'h', 6000);
     run(game, 5000, 15_000);
     const [ended] = events('pvp:match-ended');
-    assert.deepEqual(ended.results.map((r: any) => [r.playerId, r.place, r.finished]), [[b, 1, false], [a, 2, false]]);
+    assert.deepEqual(
+      ended.results.map((r: any) => [r.playerId, r.place, r.finished]),
+      [
+        [b, 1, false],
+        [a, 2, false],
+      ],
+    );
   });
 
   test('a flood from one player is limited without touching the others', () => {
@@ -245,7 +254,12 @@ describe('racing', () => {
     const { game, code, a, b, events } = racing({ reconnectGraceMs: 5000 }, [longPassage(100)]);
     game.keystrokes(code, a, 'The li', 5000);
     game.leave(code, a, 5500);
-    assert.equal(events('pvp:lobby-update').at(-1).players.find((p: any) => p.playerId === a).connected, false);
+    assert.equal(
+      events('pvp:lobby-update')
+        .at(-1)
+        .players.find((p: any) => p.playerId === a).connected,
+      false,
+    );
     const back = state(game.join(code, ada, 6000));
     assert.equal(back.you, a);
     assert.equal(back.phase, 'racing');

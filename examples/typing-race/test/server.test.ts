@@ -48,7 +48,10 @@ describe('typing race server', () => {
     assert.equal(ada.state.passage, PASSAGE);
     assert.equal(ada.state.you, 1);
     assert.equal(bob.state.you, 2);
-    assert.deepEqual(bob.state.players.map((p) => p.name), ['Ada', 'Bob']);
+    assert.deepEqual(
+      bob.state.players.map((p) => p.name),
+      ['Ada', 'Bob'],
+    );
     await eventually(() => phaseOf(ada) === 'racing' && phaseOf(bob) === 'racing', 5000, 'the race starts');
     const countdowns = ada.events.filter((e) => e.event === 'pvp:countdown').map((e) => `${e.data.phase} ${e.data.secondsLeft}`);
     assert.deepEqual(countdowns, ['starting 1', 'countdown 1']);
@@ -59,14 +62,24 @@ describe('typing race server', () => {
     assert.deepEqual(last(ada, 'pvp:progress-update'), { playerId: 1, typingIndex: 4, wrong: 0 });
     await bob.live.request('pvp:keystrokes', 'tyx');
     await bob.live.request('pvp:backspace');
-    await eventually(() => last(ada, 'pvp:progress-update')?.playerId === 2 && last(ada, 'pvp:progress-update')?.wrong === 0, 2000, 'backspace published');
+    await eventually(
+      () => last(ada, 'pvp:progress-update')?.playerId === 2 && last(ada, 'pvp:progress-update')?.wrong === 0,
+      2000,
+      'backspace published',
+    );
     await eventually(() => last(ada, 'pvp:wpm-update') !== undefined, 2500, 'a WPM update within a second');
 
     for (const chunk of [' me qu', 'ick']) await ada.live.request('pvp:keystrokes', chunk);
     for (const chunk of ['pe me ', 'quick']) await bob.live.request('pvp:keystrokes', chunk);
     await eventually(() => last(ada, 'pvp:match-ended') !== undefined && last(bob, 'pvp:match-ended') !== undefined, 2000, 'match ended');
     const { results } = last(bob, 'pvp:match-ended');
-    assert.deepEqual(results.map((r: any) => [r.name, r.place, r.finished, r.typingIndex]), [['Ada', 1, true, 13], ['Bob', 2, true, 13]]);
+    assert.deepEqual(
+      results.map((r: any) => [r.name, r.place, r.finished, r.typingIndex]),
+      [
+        ['Ada', 1, true, 13],
+        ['Bob', 2, true, 13],
+      ],
+    );
     assert.equal(results[0].accuracy, 100);
     assert.equal(results[1].accuracy, 92.9); // 13 right of 14 typed
     assert.ok(results[0].wpm > 0);
@@ -81,7 +94,11 @@ describe('typing race server', () => {
     await eventually(() => phaseOf(bob) === 'racing', 5000, 'the race starts');
     await ada.live.request('pvp:keystrokes', 'type m');
     ada.close();
-    await eventually(() => last(bob, 'pvp:lobby-update')?.players.find((p: any) => p.playerId === ada.state.you)?.connected === false, 2000, 'bob sees ada leave');
+    await eventually(
+      () => last(bob, 'pvp:lobby-update')?.players.find((p: any) => p.playerId === ada.state.you)?.connected === false,
+      2000,
+      'bob sees ada leave',
+    );
     const back = track(await joinAs(s.port, ada.roomCode, ada.cookie));
     assert.equal(back.state.you, ada.state.you);
     assert.equal(back.state.phase, 'racing');
@@ -117,8 +134,14 @@ describe('typing race server', () => {
     await rejects(ada.live.request('pvp:backspace', 'x' as never), 'VALIDATION');
     // Nothing above moved a caret.
     const again = await ada.live.request('pvp:join', { roomCode: ada.roomCode });
-    assert.deepEqual(again.players.map((p) => p.typingIndex), [0, 0]);
-    assert.equal(ada.events.some((e) => e.event === 'pvp:progress-update'), false);
+    assert.deepEqual(
+      again.players.map((p) => p.typingIndex),
+      [0, 0],
+    );
+    assert.equal(
+      ada.events.some((e) => e.event === 'pvp:progress-update'),
+      false,
+    );
     stranger.close();
     ada.close();
     bob.close();

@@ -21,4 +21,5 @@ const result = await build({
 });
 const code = result.outputFiles[0].contents;
 writeFileSync(`${dist}tachyon-client.min.js`, code);
-if (process.argv.includes('--verbose')) console.log(`tachyon-client.min.js: ${code.length} B, ${gzipSync(code, { level: 9 }).length} B gzipped`);
+if (process.argv.includes('--verbose'))
+  console.log(`tachyon-client.min.js: ${code.length} B, ${gzipSync(code, { level: 9 }).length} B gzipped`);

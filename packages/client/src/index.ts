@@ -3,7 +3,22 @@
 // minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
 
 import { presenceListener } from './presence.ts';
-import { ClientError, type ClientOptions, type EventMap, type HandlerMap, type Live, type RequestMap, type RequestOptions, type Status, type StatusInfo, type SubscribeInfo, type SubscribeOptions, type Unsubscribe, type WebSocketConstructor, type WebSocketLike } from './api.ts';
+import {
+  ClientError,
+  type ClientOptions,
+  type EventMap,
+  type HandlerMap,
+  type Live,
+  type RequestMap,
+  type RequestOptions,
+  type Status,
+  type StatusInfo,
+  type SubscribeInfo,
+  type SubscribeOptions,
+  type Unsubscribe,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from './api.ts';
 export * from './api.ts';
 export { PRESENCE_EVENTS, type PresenceChange, type PresenceMember } from './presence.ts';
 
@@ -53,7 +68,10 @@ const NO_WEBSOCKET =
  * `R` maps client → server event names to `{ data; reply }`, `H` the server → client
  * requests this client answers (`handle`) the same way.
  */
-export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(url: string | URL | (() => string | URL), options: ClientOptions = {}): Live<E, R, H> {
+export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
+  url: string | URL | (() => string | URL),
+  options: ClientOptions = {},
+): Live<E, R, H> {
   const {
     WebSocket: WS = globalThis.WebSocket as unknown as WebSocketConstructor,
     protocols,
@@ -150,7 +168,10 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(url: strin
         n,
         e,
         s: isOpen(),
-        t: ms > 0 && ms < 2 ** 31 ? setTimeout(() => fail(r, new ClientError('TIMEOUT', `Request "${e}" timed out after ${ms} ms`, { event: e })), ms) : undefined,
+        t:
+          ms > 0 && ms < 2 ** 31
+            ? setTimeout(() => fail(r, new ClientError('TIMEOUT', `Request "${e}" timed out after ${ms} ms`, { event: e })), ms)
+            : undefined,
       });
       out(text, r);
     });
@@ -233,8 +254,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(url: strin
         for (const [, h] of t.l) if (h) (hooked = true), call(h, err);
         if (!hooked) report(err);
       }
-    }
-    else if (type === 'subscribed') {
+    } else if (type === 'subscribed') {
       const t = topics.get(m.topic);
       if (t && t.r === m.ref) {
         if (typeof m.offset === 'number') {

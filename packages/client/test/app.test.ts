@@ -60,7 +60,8 @@ async function startApp(port = 0, appOptions: { maxBackpressure?: number; coales
       never: { handler: () => new Promise(() => {}) },
       burst: {
         handler(ws, data) {
-          for (let i = 0; i < (data as { count: number }).count; i++) app.publish('room:1', 'chat', { text: String(i), from: ws.data.user });
+          for (let i = 0; i < (data as { count: number }).count; i++)
+            app.publish('room:1', 'chat', { text: String(i), from: ws.data.user });
         },
       },
       flood: {
@@ -128,7 +129,10 @@ describe('against app.ws', () => {
       await sleep(30);
       const expected = Array.from({ length: 20 }, (_, i) => String(i));
       assert.deepEqual(chats, expected);
-      assert.deepEqual(all, expected.map((t) => `chat:${t}`));
+      assert.deepEqual(
+        all,
+        expected.map((t) => `chat:${t}`),
+      );
       const batches = rec.received.filter((f) => f.startsWith('[{"topic":"room:1"'));
       assert.equal(batches.length, 1, 'the 20 events arrived as one frame');
       assert.equal(JSON.parse(batches[0]!).length, 20);

@@ -464,7 +464,10 @@ describe('reconnects', () => {
           [500, 2],
         ],
       );
-      assert.deepEqual(batches.flatMap((b) => b.topics), topics);
+      assert.deepEqual(
+        batches.flatMap((b) => b.topics),
+        topics,
+      );
       live.close();
     }));
 

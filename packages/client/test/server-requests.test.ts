@@ -255,7 +255,10 @@ describe('server → client requests: bad input from the client', () => {
       assert.equal((await late).code, 'TIMEOUT');
       ws.send(JSON.stringify({ type: 'reply', id: id + 1, data: 'too late' }));
       await barrier(ws, frames, 1);
-      assert.deepEqual(frames.filter((f) => f.type === 'error'), []);
+      assert.deepEqual(
+        frames.filter((f) => f.type === 'error'),
+        [],
+      );
     } finally {
       ws.close();
     }
@@ -298,7 +301,10 @@ describe('server → client requests: bad input from the client', () => {
     try {
       for (let i = 0; i < 10_000; i++) ws.send(`{"type":"reply","id":${1000 + i},"data":${i}}`);
       await barrier(ws, frames, 1);
-      assert.deepEqual(frames.filter((f) => f.type === 'error'), []);
+      assert.deepEqual(
+        frames.filter((f) => f.type === 'error'),
+        [],
+      );
       assert.equal(socket.pendingRequests, 0);
       const p = socket.request('double', { n: 1 });
       await eventually(() => frames.some((f) => f.type === 'request'));
@@ -360,7 +366,10 @@ describe('app.requestAll: an acknowledged broadcast to a topic’s subscribers i
       );
       assert.deepEqual(slow.missing.map((m) => m.id).sort(), [a.socket.id, b.socket.id].sort());
       const none = await srv.app.requestAll('room', 'unknown:event', undefined, { timeout: 500 });
-      assert.deepEqual(none.missing.map((m) => m.error.code), ['NO_HANDLER', 'NO_HANDLER']);
+      assert.deepEqual(
+        none.missing.map((m) => m.error.code),
+        ['NO_HANDLER', 'NO_HANDLER'],
+      );
       // Nobody subscribed: nothing to wait for.
       assert.deepEqual(await srv.app.requestAll('empty', 'double', { n: 1 }), { replies: [], missing: [] });
       assert.equal(outsider.socket.pendingRequests, 0, 'a socket not subscribed is never asked');
@@ -429,7 +438,10 @@ describe('server → client requests: the client side of the wire', () => {
       await eventually(() => rec.created === 2 && live.status === 'open', 3000);
       await eventually(() => answered, 3000);
       await live.ping(); // a barrier: anything sent before it has reached the server
-      assert.deepEqual(rec.sent.filter((f) => f.startsWith('{"type":"reply"')), []);
+      assert.deepEqual(
+        rec.sent.filter((f) => f.startsWith('{"type":"reply"')),
+        [],
+      );
       // The new connection answers its own requests.
       live.handle('double', (d) => d.n * 2);
       const second = srv.sockets[srv.sockets.length - 1]!;

@@ -36,7 +36,8 @@ export function natsSettings(options: NatsBusOptions): NatsBusSettings {
     throw new TypeError('natsBus(): prefix must be dot-separated tokens of letters, digits, _ and - (at most 128 characters)');
   }
   let connection = options.connection ?? {};
-  if (typeof connection !== 'object' || connection === null) throw new TypeError('natsBus(): connection must be an object of nats.js options');
+  if (typeof connection !== 'object' || connection === null)
+    throw new TypeError('natsBus(): connection must be an object of nats.js options');
   // nats.js ignores credentials in a server URL: take them out (nats://user:pass@host or
   // nats://token@host) and pass them as options, unless the options already give some.
   const plain: string[] = [];

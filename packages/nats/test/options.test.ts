@@ -12,7 +12,10 @@ test('bad options are refused before anything connects', () => {
     [{ prefix: 'a.*' }, /prefix/],
     [{ prefix: 'a..b' }, /prefix/],
     [{ maxMessageSize: -1 }, /maxMessageSize/],
-    [{ url: 'nats://x' }, /^TypeError: natsBus\(\): unknown option "url" \(known: servers, prefix, connection, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/],
+    [
+      { url: 'nats://x' },
+      /^TypeError: natsBus\(\): unknown option "url" \(known: servers, prefix, connection, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/,
+    ],
     [{ server: 'nats://x' }, /^TypeError: natsBus\(\): unknown option "server" \(did you mean "servers"\?\)$/],
     [{ maxqueue: 5 }, /^TypeError: natsBus\(\): unknown option "maxqueue" \(did you mean "maxQueue"\?\)$/],
     [{ connection: 'x' }, /connection must be an object/],

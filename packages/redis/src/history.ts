@@ -6,7 +6,17 @@
 // is lost (evicted, expired, FLUSHALL), the next append or read draws a new epoch and
 // empties the stream: clients holding an old position are told they did not recover.
 import { createClient, type RedisClientOptions, type RedisClientType } from '@redis/client';
-import { checkKnownKeys, judge, newEpoch, positionedEnvelope, type Appended, type HistoryOptions, type HistoryRead, type HistoryRequest, type HistoryStore } from '@tachyon/server';
+import {
+  checkKnownKeys,
+  judge,
+  newEpoch,
+  positionedEnvelope,
+  type Appended,
+  type HistoryOptions,
+  type HistoryRead,
+  type HistoryRequest,
+  type HistoryStore,
+} from '@tachyon/server';
 
 export interface RedisHistoryOptions {
   /** `redis://…` or `rediss://…`. Default `redis://127.0.0.1:6379`. */
@@ -72,9 +82,14 @@ export class RedisHistoryStore implements HistoryStore {
     const url = options.url ?? 'redis://127.0.0.1:6379';
     if (!/^rediss?:\/\//.test(String(url))) throw new TypeError('redisHistory(): url must start with redis:// or rediss://');
     const prefix = options.prefix ?? 'tachyon:history:';
-    if (typeof prefix !== 'string' || prefix.length > 128) throw new TypeError('redisHistory(): prefix must be a string of at most 128 characters');
+    if (typeof prefix !== 'string' || prefix.length > 128)
+      throw new TypeError('redisHistory(): prefix must be a string of at most 128 characters');
     this.prefix = prefix;
-    this.client = createClient({ ...options.client, url, socket: { ...options.client?.socket, reconnectStrategy: (n: number) => Math.min(100 * 2 ** Math.min(n, 6), 5000) } as never }) as never;
+    this.client = createClient({
+      ...options.client,
+      url,
+      socket: { ...options.client?.socket, reconnectStrategy: (n: number) => Math.min(100 * 2 ** Math.min(n, 6), 5000) } as never,
+    }) as never;
     // Errors while reconnecting are retried by node-redis; commands wait in its queue meanwhile.
     this.client.on('error', () => {});
     this.client.connect().catch(() => {});
@@ -114,7 +129,13 @@ export class RedisHistoryStore implements HistoryStore {
     const first = entries.length > 0 ? Number(entries[0]![0].split('-')[0]) : seq + 1;
     const reason = judge(since, epoch, seq, first === since.offset + 1 ? first : Math.max(first, since.offset + 2));
     if (reason !== null) entries = [];
-    return { offset: seq, epoch, recovered: reason === null, ...(reason === null ? {} : { reason }), envelopes: entries.map((e) => this.envelope(topic, e, epoch)) };
+    return {
+      offset: seq,
+      epoch,
+      recovered: reason === null,
+      ...(reason === null ? {} : { reason }),
+      envelopes: entries.map((e) => this.envelope(topic, e, epoch)),
+    };
   }
 
   private envelope(topic: string, [id, f]: Entry, epoch: string): string {
@@ -127,7 +148,6 @@ export class RedisHistoryStore implements HistoryStore {
     await (this.client.isReady ? this.client.close() : Promise.resolve(this.client.destroy())).catch(() => {});
   }
 }
-
 
 /** A history store on Redis, shared by every server (docs/history.md): `app.topic('room:*', { history: { size: 100, store: redisHistory({ url }) } })`. */
 export function redisHistory(options: RedisHistoryOptions = {}): RedisHistoryStore {

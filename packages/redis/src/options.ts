@@ -35,7 +35,8 @@ export const REDIS_OPTIONS = ['url', 'sharded', 'prefix', 'client'] as const;
 export function redisSettings(options: RedisBusOptions): RedisBusSettings {
   const url = options.url ?? 'redis://127.0.0.1:6379';
   const urls = typeof url === 'string' ? [url] : url;
-  if (!Array.isArray(urls) || urls.length === 0) throw new TypeError('redisBus(): url must be a redis:// or rediss:// URL, or a non-empty array of them');
+  if (!Array.isArray(urls) || urls.length === 0)
+    throw new TypeError('redisBus(): url must be a redis:// or rediss:// URL, or a non-empty array of them');
   for (const u of urls) {
     let parsed: URL;
     try {
@@ -43,7 +44,8 @@ export function redisSettings(options: RedisBusOptions): RedisBusSettings {
     } catch {
       throw new TypeError(`redisBus(): url ${JSON.stringify(u)} is not a URL`);
     }
-    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new TypeError(`redisBus(): url must start with redis:// or rediss:// (got ${parsed.protocol}//)`);
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+      throw new TypeError(`redisBus(): url must start with redis:// or rediss:// (got ${parsed.protocol}//)`);
   }
   const sharded = options.sharded ?? false;
   if (typeof sharded !== 'boolean') throw new TypeError('redisBus(): sharded must be a boolean');
@@ -51,8 +53,10 @@ export function redisSettings(options: RedisBusOptions): RedisBusSettings {
   const prefix = options.prefix ?? 'tachyon:';
   // Printable ASCII without '"' (the presence channel uses it: no topic can). In a cluster,
   // a '{' would make the prefix a hash tag and put every topic on one shard.
-  if (typeof prefix !== 'string' || prefix.length > 128 || !/^[\x20-\x7e]*$/.test(prefix) || prefix.includes('"')) throw new TypeError('redisBus(): prefix must be at most 128 printable ASCII characters, without \'"\'');
-  if (sharded && (prefix.includes('{') || prefix.includes('}'))) throw new TypeError('redisBus(): with sharded, the prefix must not contain { or } (a hash tag would put every topic on one shard)');
+  if (typeof prefix !== 'string' || prefix.length > 128 || !/^[\x20-\x7e]*$/.test(prefix) || prefix.includes('"'))
+    throw new TypeError("redisBus(): prefix must be at most 128 printable ASCII characters, without '\"'");
+  if (sharded && (prefix.includes('{') || prefix.includes('}')))
+    throw new TypeError('redisBus(): with sharded, the prefix must not contain { or } (a hash tag would put every topic on one shard)');
   const client = options.client ?? {};
   if (typeof client !== 'object' || client === null) throw new TypeError('redisBus(): client must be an object of node-redis options');
   return { urls: urls.map(String), sharded, prefix, client };

@@ -36,11 +36,14 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (typeof options !== 'object' || options === null) throw new TypeError('redisRateLimitStore(): options must be an object');
     checkKnownKeys('redisRateLimitStore()', options, ['url', 'prefix', 'client']);
     const url = options.url ?? 'redis://127.0.0.1:6379';
-    if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new TypeError('redisRateLimitStore(): url must be a redis:// or rediss:// URL');
+    if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url))
+      throw new TypeError('redisRateLimitStore(): url must be a redis:// or rediss:// URL');
     const prefix = options.prefix ?? 'tachyon:rl:';
-    if (typeof prefix !== 'string' || prefix.length > 128) throw new TypeError('redisRateLimitStore(): prefix must be a string of at most 128 characters');
+    if (typeof prefix !== 'string' || prefix.length > 128)
+      throw new TypeError('redisRateLimitStore(): prefix must be a string of at most 128 characters');
     const client = options.client ?? {};
-    if (typeof client !== 'object' || client === null) throw new TypeError('redisRateLimitStore(): client must be an object of node-redis options');
+    if (typeof client !== 'object' || client === null)
+      throw new TypeError('redisRateLimitStore(): client must be an object of node-redis options');
     this.prefix = prefix;
     this.client = createClient({ ...client, url, disableOfflineQueue: true });
     // Without a listener an 'error' event would be thrown: a Redis outage must not end the process.

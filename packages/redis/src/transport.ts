@@ -79,18 +79,25 @@ export class RedisTransport implements BrokerTransport {
 
   /** A cluster client's first discovery fails when no seed node answers: retry with backoff. */
   private connectCluster(attempt: number): void {
-    this.cluster!.connect().then(() => {
-      this.check();
-      this.retryWanted();
-    }, (err: unknown) => {
-      if (this.closed) return;
-      this.onError(err);
-      this.clusterRetry = setTimeout(() => this.connectCluster(attempt + 1), backoff(attempt));
-    });
+    this.cluster!.connect().then(
+      () => {
+        this.check();
+        this.retryWanted();
+      },
+      (err: unknown) => {
+        if (this.closed) return;
+        this.onError(err);
+        this.clusterRetry = setTimeout(() => this.connectCluster(attempt + 1), backoff(attempt));
+      },
+    );
   }
 
   private readonly check = (): void => {
-    const up = !this.closed && (this.cluster !== null ? this.cluster.isReady && this.cluster.masters.every((m) => m.client?.isReady === true) : this.pub!.isReady && this.sub!.isReady);
+    const up =
+      !this.closed &&
+      (this.cluster !== null
+        ? this.cluster.isReady && this.cluster.masters.every((m) => m.client?.isReady === true)
+        : this.pub!.isReady && this.sub!.isReady);
     if (up === this.up) return;
     this.up = up;
     if (up) {
@@ -102,7 +109,8 @@ export class RedisTransport implements BrokerTransport {
   private readonly onError = (err: unknown): void => {
     // node-redis emits an error per failed attempt while reconnecting: log the 1st, 2nd, 4th…
     const n = ++this.errors;
-    if (!this.closed && (n & (n - 1)) === 0) this.link?.logger.warn({ err, attempts: n }, 'redis bus: connection error (retrying with backoff)');
+    if (!this.closed && (n & (n - 1)) === 0)
+      this.link?.logger.warn({ err, attempts: n }, 'redis bus: connection error (retrying with backoff)');
     this.check();
   };
 
@@ -160,7 +168,8 @@ export class RedisTransport implements BrokerTransport {
 
   private retryWanted(): void {
     if (this.cluster === null || !this.cluster.isReady || this.closed) return;
-    for (const c of this.unconfirmed) if (this.wanted.has(c)) this.sSubscribe(c);
+    for (const c of this.unconfirmed)
+      if (this.wanted.has(c)) this.sSubscribe(c);
       else this.unconfirmed.delete(c);
   }
 

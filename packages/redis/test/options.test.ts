@@ -17,7 +17,10 @@ test('bad options are refused before anything connects', () => {
     [{ maxInFlight: 1.5 }, /maxInFlight/],
     [{ presenceInterval: 1 }, /presenceInterval/],
     [{ logger: 'console' }, /logger/],
-    [{ host: 'localhost' }, /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/],
+    [
+      { host: 'localhost' },
+      /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/,
+    ],
     [{ uri: 'redis://x' }, /^TypeError: redisBus\(\): unknown option "uri" \(did you mean "url"\?\)$/],
     [null, /options must be an object/],
   ];
@@ -32,7 +35,13 @@ test('good options build a bus that is not ready before it starts', () => {
 });
 
 test('redisHistory() and redisRateLimitStore() refuse unknown options, with the closest known one', () => {
-  assert.throws(() => redisHistory({ prefx: 'h:' } as never), { message: 'redisHistory(): unknown option "prefx" (did you mean "prefix"?)' });
-  assert.throws(() => redisRateLimitStore({ clint: {} } as never), { message: 'redisRateLimitStore(): unknown option "clint" (did you mean "client"?)' });
-  assert.throws(() => redisRateLimitStore({ window: 1 } as never), { message: 'redisRateLimitStore(): unknown option "window" (known: url, prefix, client)' });
+  assert.throws(() => redisHistory({ prefx: 'h:' } as never), {
+    message: 'redisHistory(): unknown option "prefx" (did you mean "prefix"?)',
+  });
+  assert.throws(() => redisRateLimitStore({ clint: {} } as never), {
+    message: 'redisRateLimitStore(): unknown option "clint" (did you mean "client"?)',
+  });
+  assert.throws(() => redisRateLimitStore({ window: 1 } as never), {
+    message: 'redisRateLimitStore(): unknown option "window" (known: url, prefix, client)',
+  });
 });

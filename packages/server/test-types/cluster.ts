@@ -1,6 +1,18 @@
 // Type tests for cluster(): options, the factory, the primary's server, the app's worker id
 // and cluster-wide counts. Every @ts-expect-error line must be an error, or the compile fails.
-import { App, ClusterRequestError, cluster, type ClusterCounts, type ClusterHandler, type ClusterMember, type Server, type ClusterOptions, type ClusterRequestErrorCode, type ClusterRequestOptions, type ClusterServer } from '@tachyon/server';
+import {
+  App,
+  ClusterRequestError,
+  cluster,
+  type ClusterCounts,
+  type ClusterHandler,
+  type ClusterMember,
+  type Server,
+  type ClusterOptions,
+  type ClusterRequestErrorCode,
+  type ClusterRequestOptions,
+  type ClusterServer,
+} from '@tachyon/server';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_ok: T) => {};
@@ -25,7 +37,14 @@ await server.close({ timeout: 5000 });
 // An async factory is fine.
 await cluster({ workers: 2 }, async () => new App());
 
-const options: ClusterOptions = { workers: 4, host: '0.0.0.0', stallTimeout: 5000, shutdownTimeout: 10_000, signals: ['SIGTERM'], reusePort: true };
+const options: ClusterOptions = {
+  workers: 4,
+  host: '0.0.0.0',
+  stallTimeout: 5000,
+  shutdownTimeout: 10_000,
+  signals: ['SIGTERM'],
+  reusePort: true,
+};
 void options;
 
 // @ts-expect-error: workers is a number or 'auto'

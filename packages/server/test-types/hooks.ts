@@ -1,5 +1,16 @@
 // Type tests for hooks, plugins and decorators (docs/hooks.md, docs/plugins.md).
-import { App, definePlugin, HttpError, type Plugin, type Request, type Response, type ResponseInfo, type RouteInfo, type Scope, type Socket } from '@tachyon/server';
+import {
+  App,
+  definePlugin,
+  HttpError,
+  type Plugin,
+  type Request,
+  type Response,
+  type ResponseInfo,
+  type RouteInfo,
+  type Scope,
+  type Socket,
+} from '@tachyon/server';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_ok: T) => {};

@@ -1,5 +1,17 @@
 // Type tests for request ids and access logs (docs/logging.md).
-import { App, checkKnownKeys, defaultLogger, generateRequestId, silentLogger, stderrLogger, type AccessLogOptions, type Logger, type LogLevel, type RequestIdOptions, type StderrLoggerOptions } from '@tachyon/server';
+import {
+  App,
+  checkKnownKeys,
+  defaultLogger,
+  generateRequestId,
+  silentLogger,
+  stderrLogger,
+  type AccessLogOptions,
+  type Logger,
+  type LogLevel,
+  type RequestIdOptions,
+  type StderrLoggerOptions,
+} from '@tachyon/server';
 import { checkKnownKeys as standalone } from '@tachyon/server/options-check';
 import { pino } from 'pino';
 

@@ -1,5 +1,16 @@
 // Type tests for the built-in middleware (docs/cors.md … docs/metrics.md).
-import { App, cors, health, metrics, rateLimit, secureHeaders, MemoryRateLimitStore, type AppView, type Middleware, type RateLimitStore } from '@tachyon/server';
+import {
+  App,
+  cors,
+  health,
+  metrics,
+  rateLimit,
+  secureHeaders,
+  MemoryRateLimitStore,
+  type AppView,
+  type Middleware,
+  type RateLimitStore,
+} from '@tachyon/server';
 import type { Registry } from 'prom-client';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -11,7 +22,13 @@ app.use(cors({ origin: async (origin, req) => origin.endsWith('.example') && req
 app.use(cors({ origin: /^https:\/\/x\.example$/ }));
 // @ts-expect-error: maxAge is a number of seconds
 cors({ maxAge: '10m' });
-app.use(secureHeaders({ xFrameOptions: 'DENY', strictTransportSecurity: false, contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], upgradeInsecureRequests: true } } }));
+app.use(
+  secureHeaders({
+    xFrameOptions: 'DENY',
+    strictTransportSecurity: false,
+    contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], upgradeInsecureRequests: true } },
+  }),
+);
 // @ts-expect-error: CSP needs directives
 secureHeaders({ contentSecurityPolicy: { defaultSrc: ["'self'"] } });
 const store: RateLimitStore = new MemoryRateLimitStore();

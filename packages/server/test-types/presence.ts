@@ -5,7 +5,13 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 const expectType = <T extends true>(_ok: T) => {};
 
 const app = new App({ presence: { heartbeat: 1000 } });
-app.topic('room:*', { presence: { id: (ws) => (ws.data as { userId: string }).userId, data: (ws: Socket<any>) => ({ name: ws.data.name as string }), events: true } });
+app.topic('room:*', {
+  presence: {
+    id: (ws) => (ws.data as { userId: string }).userId,
+    data: (ws: Socket<any>) => ({ name: ws.data.name as string }),
+    events: true,
+  },
+});
 app.topic('lobby', { presence: true });
 app.topic('numbers:*', { presence: { id: () => 42 } });
 const opts: PresenceOptions = { events: false };

@@ -33,7 +33,7 @@ app.get(
   '/typed-mw/:slug',
   { headers: z.object({ 'x-key': z.string() }), cookies: z.object({ sid: z.string() }) },
   (req, res, next) => {
-    expectType<Equal<typeof req.headers['x-key'], string>>(true);
+    expectType<Equal<(typeof req.headers)['x-key'], string>>(true);
     expectType<Equal<typeof req.cookies.sid, string>>(true);
     expectType<Equal<typeof req.params.slug, string>>(true);
     return next();

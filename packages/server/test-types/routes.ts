@@ -22,19 +22,15 @@ app.get('/files/*', (req) => {
 });
 
 // A schema replaces the path-derived type with its output type.
-app.get(
-  '/users/:id',
-  { params: z.object({ id: z.coerce.number().int() }), query: z.object({ fields: z.string().optional() }) },
-  (req) => {
-    expectType<Equal<typeof req.params.id, number>>(true);
-    expectType<Equal<typeof req.query.fields, string | undefined>>(true);
-    // @ts-expect-error: id is a number now
-    req.params.id.toUpperCase();
-    // @ts-expect-error: not in the query schema
-    req.query.limit;
-    return { id: req.params.id };
-  },
-);
+app.get('/users/:id', { params: z.object({ id: z.coerce.number().int() }), query: z.object({ fields: z.string().optional() }) }, (req) => {
+  expectType<Equal<typeof req.params.id, number>>(true);
+  expectType<Equal<typeof req.query.fields, string | undefined>>(true);
+  // @ts-expect-error: id is a number now
+  req.params.id.toUpperCase();
+  // @ts-expect-error: not in the query schema
+  req.query.limit;
+  return { id: req.params.id };
+});
 
 // Middleware and next.
 const requireAdmin: Middleware = async (req, res, next) => {

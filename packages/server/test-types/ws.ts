@@ -1,7 +1,19 @@
 // Type tests for WebSocket routes: ws.data from upgrade(), event data from each event's
 // schema, raw messages, route options, publishing, and the bus option.
 // Every @ts-expect-error line must be an error, or the compile fails.
-import { App, MemoryRateLimitStore, SocketRequestError, type Bus, type PublishOptions, type RequestAllResult, type SendOptions, type SendResult, type SocketRequestErrorCode, type SocketRequestOptions, type WsRateLimit } from '@tachyon/server';
+import {
+  App,
+  MemoryRateLimitStore,
+  SocketRequestError,
+  type Bus,
+  type PublishOptions,
+  type RequestAllResult,
+  type SendOptions,
+  type SendResult,
+  type SocketRequestErrorCode,
+  type SocketRequestOptions,
+  type WsRateLimit,
+} from '@tachyon/server';
 import { z } from 'zod';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

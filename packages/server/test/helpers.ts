@@ -93,8 +93,12 @@ export function rawWebSocket(port: number, path: string, headers: Record<string,
     const ended = new Promise<void>((r) => (endResolve = r));
     socket.on('close', () => endResolve());
     socket.on('error', () => endResolve());
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`);
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(
+      `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
+    );
     const api: RawWs = {
       get handshake() {
         return handshake ?? '';
@@ -164,7 +168,15 @@ export function rawWebSocket(port: number, path: string, headers: Record<string,
 }
 
 /** A WebSocket (Node's global client) that records text messages as parsed JSON where possible. */
-export async function openWs(url: string, init?: { headers?: Record<string, string> }): Promise<{ ws: WebSocket; messages: unknown[]; next(match?: (m: any) => boolean, timeout?: number): Promise<any>; closed: Promise<{ code: number; reason: string }> }> {
+export async function openWs(
+  url: string,
+  init?: { headers?: Record<string, string> },
+): Promise<{
+  ws: WebSocket;
+  messages: unknown[];
+  next(match?: (m: any) => boolean, timeout?: number): Promise<any>;
+  closed: Promise<{ code: number; reason: string }>;
+}> {
   const ws = new WebSocket(url, init as never);
   ws.binaryType = 'arraybuffer';
   const messages: unknown[] = [];

@@ -41,7 +41,13 @@ interface Builder {
    * `initializer` is required as in Kit 3's Builder (Kit 2 ignores it): an optional one made
    * Kit 3's Builder unassignable here, so `sveltekit({ adapter: adapter() })` failed to type-check.
    */
-  instrument?(args: { entrypoint: string; instrumentation: string; start?: string; initializer: string; module?: { exports: string[] } }): void;
+  instrument?(args: {
+    entrypoint: string;
+    instrumentation: string;
+    start?: string;
+    initializer: string;
+    module?: { exports: string[] };
+  }): void;
   /** Kit 3: a module that fills `$env/dynamic/private` before the instrumentation runs. */
   createInstrumentationInitializer?(options: { outputDirectory: string; serverDirectory?: string }): string;
   /** Kit 3: content types of the client files by extension (`'.css'` → `'text/css'`), as the manifest records them. */
@@ -78,9 +84,24 @@ function instrument(builder: Builder, out: string): void {
   builder.log.minor('Instrumenting the entry points');
   const instrumentation = `${out}/server/instrumentation.server.js`;
   // Kit 3 only; on Kit 2 it stays undefined, a field Kit 2's instrument() does not read.
-  const initializer = builder.createInstrumentationInitializer?.({ outputDirectory: `${out}/server`, serverDirectory: `${out}/server` }) as string;
-  builder.instrument!({ entrypoint: `${out}/index.js`, instrumentation, start: `${out}/start.js`, initializer, module: { exports: ['app', 'server', 'shutdown'] } });
-  builder.instrument!({ entrypoint: `${out}/handler.js`, instrumentation, start: `${out}/handler-start.js`, initializer, module: { exports: ['handler', 'install', 'env'] } });
+  const initializer = builder.createInstrumentationInitializer?.({
+    outputDirectory: `${out}/server`,
+    serverDirectory: `${out}/server`,
+  }) as string;
+  builder.instrument!({
+    entrypoint: `${out}/index.js`,
+    instrumentation,
+    start: `${out}/start.js`,
+    initializer,
+    module: { exports: ['app', 'server', 'shutdown'] },
+  });
+  builder.instrument!({
+    entrypoint: `${out}/handler.js`,
+    instrumentation,
+    start: `${out}/handler-start.js`,
+    initializer,
+    module: { exports: ['handler', 'install', 'env'] },
+  });
 }
 
 export default function adapter(options?: AdapterOptions): TachyonAdapter {
@@ -130,9 +151,14 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
       } else if (typeof builder.generateManifest === 'function') {
         const manifest = builder.generateManifest({ relativePath: './' });
         config.mimeTypes = mimeTypesOf(manifest);
-        writeFileSync(`${out}/server/tachyon-server.js`, `import { Server } from './index.js';\n\nconst manifest = ${manifest};\n\nexport const server = new Server(manifest);\n`);
+        writeFileSync(
+          `${out}/server/tachyon-server.js`,
+          `import { Server } from './index.js';\n\nconst manifest = ${manifest};\n\nexport const server = new Server(manifest);\n`,
+        );
       } else {
-        throw new Error('@tachyon/sveltekit: this SvelteKit version has neither builder.generateServerInstance (Kit 3) nor builder.generateManifest (Kit 2)');
+        throw new Error(
+          '@tachyon/sveltekit: this SvelteKit version has neither builder.generateServerInstance (Kit 3) nor builder.generateManifest (Kit 2)',
+        );
       }
       writeFileSync(`${out}/server/tachyon-config.js`, `export const config = ${JSON.stringify(config, null, 2)};\n`);
       const imports = [

@@ -13,7 +13,11 @@ describe('in a real browser (chromium)', { timeout: 300_000 }, () => {
   before(async () => {
     const executablePath = ensureChromium();
     server = await startServer(buildFixture('kit3'));
-    browser = await playwright().chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await playwright().chromium.launch({
+      executablePath,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
   });
   after(async () => {
     await browser?.close();

@@ -22,11 +22,15 @@ function freePort(): Promise<number> {
 async function devServer(kit: KitVersion) {
   const dir = buildFixture(kit); // installs the fixture; the build itself is not used here
   const port = await freePort();
-  const child = spawn(process.execPath, [join(dir, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'development' },
-  });
+  const child = spawn(
+    process.execPath,
+    [join(dir, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_ENV: 'development' },
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -67,7 +71,11 @@ for (const kit of ['kit3', 'kit2'] as const) {
           const got: unknown[] = [];
           live.subscribe('news', (event, data) => got.push([event, data]));
           await live.ping();
-          const res = await fetch(dev.url + '/live?/publish', { method: 'POST', body: new URLSearchParams({ text: 'dev' }), headers: { origin: dev.url, accept: 'application/json', 'x-sveltekit-action': 'true' } });
+          const res = await fetch(dev.url + '/live?/publish', {
+            method: 'POST',
+            body: new URLSearchParams({ text: 'dev' }),
+            headers: { origin: dev.url, accept: 'application/json', 'x-sveltekit-action': 'true' },
+          });
           assert.equal(res.status, 200);
           for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
           assert.deepEqual(got, [['note', { text: 'dev' }]]);
@@ -85,7 +93,10 @@ for (const kit of ['kit3', 'kit2'] as const) {
         // Editing hooks.ws.ts reloads it: open sockets close with 1001 and reconnect to the new hooks.
         const hooksPath = join(dev.dir, 'src', 'hooks.ws.ts');
         const original = readFileSync(hooksPath, 'utf8');
-        const edited = original.replace('return { echoed: data, user: ws.data.user };', 'return { echoed: data, user: ws.data.user, version: 2 };');
+        const edited = original.replace(
+          'return { echoed: data, user: ws.data.user };',
+          'return { echoed: data, user: ws.data.user, version: 2 };',
+        );
         assert.notEqual(edited, original, 'the fixture still has the line this test edits');
         const client = connect(dev.url.replace('http', 'ws') + '/ws');
         const closes: number[] = [];
@@ -100,7 +111,7 @@ for (const kit of ['kit3', 'kit2'] as const) {
             await new Promise((r) => setTimeout(r, 100));
           }
           assert.deepEqual(reply, { echoed: 2, user: 'anonymous', version: 2 }, 'the same client, reconnected, runs the edited hook');
-          assert.equal(closes[0], 1001, 'the old hooks\' server closed the socket with 1001 (going away)');
+          assert.equal(closes[0], 1001, "the old hooks' server closed the socket with 1001 (going away)");
           // A broken edit keeps the previous version serving, with the error in the log.
           writeFileSync(hooksPath, edited + '\nexport const events2 = ;\n');
           for (let i = 0; i < 100 && !/failed to reload/.test(dev.output()); i++) await new Promise((r) => setTimeout(r, 100));

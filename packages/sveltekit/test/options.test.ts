@@ -22,10 +22,15 @@ describe('adapter() options', () => {
     assert.throws(() => adapter({ websocket: { path: 'ws' } }), /websocket.path must be an absolute URL path/);
     assert.throws(() => adapter({ websocket: { path: '/ws/' } }), /websocket.path/);
     assert.throws(() => adapter({ websocket: { hooks: '' } }), /websocket.hooks/);
-    assert.throws(() => adapter({ websocket: { paht: '/x' } as never }), /adapter\(\) websocket: unknown option "paht" \(did you mean "path"\?\)/);
+    assert.throws(
+      () => adapter({ websocket: { paht: '/x' } as never }),
+      /adapter\(\) websocket: unknown option "paht" \(did you mean "path"\?\)/,
+    );
     assert.throws(() => adapter({ websocket: true as never }), /websocket must be an object/);
     assert.throws(() => adapter(null as never), /must be an object/);
-    assert.doesNotThrow(() => adapter({ out: 'dist', precompress: false, envPrefix: 'APP_', websocket: { path: '/live', hooks: 'src/realtime' } }));
+    assert.doesNotThrow(() =>
+      adapter({ out: 'dist', precompress: false, envPrefix: 'APP_', websocket: { path: '/live', hooks: 'src/realtime' } }),
+    );
     assert.doesNotThrow(() => adapter({ websocket: false }));
   });
 });

@@ -48,7 +48,8 @@ export const DEFAULT_CONFIG: Readonly<GameConfig> = Object.freeze({
 export function gameConfig(overrides: Partial<GameConfig> = {}): GameConfig {
   const c: GameConfig = { ...DEFAULT_CONFIG, ...overrides };
   const positive = (name: keyof GameConfig, min = 0) => {
-    if (!Number.isFinite(c[name]) || c[name] < min) throw new RangeError(`game config: ${name} must be a number >= ${min} (got ${c[name]})`);
+    if (!Number.isFinite(c[name]) || c[name] < min)
+      throw new RangeError(`game config: ${name} must be a number >= ${min} (got ${c[name]})`);
   };
   positive('maxPlayers', 1);
   positive('minPlayers', 1);

@@ -22,5 +22,10 @@ export function gameError(code: GameErrorCode, message: string): GameError {
 }
 
 export function isGameError(value: unknown): value is GameError {
-  return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false && typeof (value as { code?: unknown }).code === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { ok?: unknown }).ok === false &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
 }

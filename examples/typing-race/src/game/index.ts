@@ -2,7 +2,20 @@
 // capacity benchmark (Tachyon, Socket.IO, Bun, raw uWebSockets.js) runs this same module.
 export { DEFAULT_CONFIG, gameConfig, type GameConfig } from './config.ts';
 export { gameError, isGameError, type GameError, type GameErrorCode } from './errors.ts';
-export { roomTopic, type Countdown, type GameState, type LobbyUpdate, type MatchEnded, type Phase, type PlayerView, type ProgressUpdate, type Publish, type Result, type RoomEvents, type WpmUpdate } from './events.ts';
+export {
+  roomTopic,
+  type Countdown,
+  type GameState,
+  type LobbyUpdate,
+  type MatchEnded,
+  type Phase,
+  type PlayerView,
+  type ProgressUpdate,
+  type Publish,
+  type Result,
+  type RoomEvents,
+  type WpmUpdate,
+} from './events.ts';
 export { TokenBucket } from './flood.ts';
 export { Game, ROOM_CODE, TICK_MS, type GameOptions } from './game.ts';
 export { PASSAGES, longPassage } from './passages.ts';

@@ -95,11 +95,13 @@ export class Room {
       }
       return this.state(p.playerId, now);
     }
-    if (this.#phase !== 'waiting' && this.#phase !== 'starting') return gameError('RACE_STARTED', `Room ${this.code} is past its waiting countdown`);
+    if (this.#phase !== 'waiting' && this.#phase !== 'starting')
+      return gameError('RACE_STARTED', `Room ${this.code} is past its waiting countdown`);
     this.#dropExpiredReservations(now);
     // A matchmade player uses their reservation; one who came without takes a free seat.
     if (this.#reservations.length > 0 && this.#players.size < this.#config.maxPlayers) this.#reservations.shift();
-    else if (this.#players.size + this.#reservations.length >= this.#config.maxPlayers) return gameError('ROOM_FULL', `Room ${this.code} is full`);
+    else if (this.#players.size + this.#reservations.length >= this.#config.maxPlayers)
+      return gameError('ROOM_FULL', `Room ${this.code} is full`);
     const player: Player = {
       playerId: this.#nextId++,
       guestId: guest.id,
@@ -140,7 +142,8 @@ export class Room {
   keystrokes(playerId: number, text: string, now: number): Accepted | GameError {
     const p = this.#racer(playerId, now);
     if (!('typing' in p)) return p;
-    if (text.length === 0 || text.length > this.#config.maxBatch) return gameError('BAD_BATCH', `A batch holds 1 to ${this.#config.maxBatch} characters`);
+    if (text.length === 0 || text.length > this.#config.maxBatch)
+      return gameError('BAD_BATCH', `A batch holds 1 to ${this.#config.maxBatch} characters`);
     const r = p.typing.type(text);
     this.#publish(this.code, 'pvp:progress-update', { playerId, typingIndex: p.typing.typingIndex, wrong: p.typing.wrong });
     if (r.finished) this.#finish(p, now);
@@ -150,7 +153,8 @@ export class Room {
   backspace(playerId: number, now: number): Accepted | GameError {
     const p = this.#racer(playerId, now);
     if (!('typing' in p)) return p;
-    if (p.typing.backspace()) this.#publish(this.code, 'pvp:progress-update', { playerId, typingIndex: p.typing.typingIndex, wrong: p.typing.wrong });
+    if (p.typing.backspace())
+      this.#publish(this.code, 'pvp:progress-update', { playerId, typingIndex: p.typing.typingIndex, wrong: p.typing.wrong });
     return { ok: true, typingIndex: p.typing.typingIndex };
   }
 
@@ -177,7 +181,11 @@ export class Room {
           if (this.#nextWpmAt <= now) this.#nextWpmAt = now + 1000;
           this.#publish(this.code, 'pvp:wpm-update', {
             elapsedMs: now - this.#raceStart,
-            players: Array.from(this.#players.values(), (p) => ({ playerId: p.playerId, wpm: this.#wpm(p, now), accuracy: round1(p.typing.accuracy * 100) })),
+            players: Array.from(this.#players.values(), (p) => ({
+              playerId: p.playerId,
+              wpm: this.#wpm(p, now),
+              accuracy: round1(p.typing.accuracy * 100),
+            })),
           });
         }
         if (now >= this.#deadline) this.#end(now);

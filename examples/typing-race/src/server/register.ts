@@ -3,7 +3,17 @@
 // routes on the same App.
 import { HttpError, type App, type Socket } from '@tachyon/server';
 import { z } from 'zod';
-import { Game, TICK_MS, roomTopic, type Accepted, type GameConfig, type GameError, type GameErrorCode, type GameState, type Guest } from '../game/index.ts';
+import {
+  Game,
+  TICK_MS,
+  roomTopic,
+  type Accepted,
+  type GameConfig,
+  type GameError,
+  type GameErrorCode,
+  type GameState,
+  type Guest,
+} from '../game/index.ts';
 import { guestFrom, newGuest, setGuestCookie } from './guest.ts';
 import { JoinData, Keystrokes, MatchmakeQuery } from './schemas.ts';
 import { answerForRooms, codePrefixOf, forward, remoteOwner } from './workers.ts';
@@ -151,7 +161,10 @@ export function registerGame(app: App, options: GameRoutesOptions = {}): GameRou
         },
       },
       // On cluster(), also which worker holds this socket (for tools and tests).
-      ping: app.cluster.workers === 0 ? { handler: () => ({ now: Date.now() }) } : { handler: () => ({ now: Date.now(), worker: app.cluster.worker }) },
+      ping:
+        app.cluster.workers === 0
+          ? { handler: () => ({ now: Date.now() }) }
+          : { handler: () => ({ now: Date.now(), worker: app.cluster.worker }) },
     },
     close(ws) {
       leaveRoom(ws);

@@ -3,7 +3,9 @@
 import { z } from 'zod';
 import { ROOM_CODE } from '../game/index.ts';
 
-export const RoomCode = z.string().regex(ROOM_CODE, 'A room code is 6 letters or digits, after a worker id and a dash on cluster() (from matchmaking)');
+export const RoomCode = z
+  .string()
+  .regex(ROOM_CODE, 'A room code is 6 letters or digits, after a worker id and a dash on cluster() (from matchmaking)');
 
 export const JoinData = z.object({ roomCode: RoomCode });
 

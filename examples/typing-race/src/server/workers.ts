@@ -49,7 +49,11 @@ export function answerForRooms(app: App, game: Game): void {
 }
 
 export function forward(app: App, owner: number, call: Extract<RoomCall, { op: 'join' }>): Promise<GameState | GameError>;
-export function forward(app: App, owner: number, call: Extract<RoomCall, { op: 'keystrokes' | 'backspace' }>): Promise<Accepted | GameError>;
+export function forward(
+  app: App,
+  owner: number,
+  call: Extract<RoomCall, { op: 'keystrokes' | 'backspace' }>,
+): Promise<Accepted | GameError>;
 export function forward(app: App, owner: number, call: Extract<RoomCall, { op: 'exists' }>): Promise<boolean>;
 export function forward(app: App, owner: number, call: Extract<RoomCall, { op: 'leave' }>): Promise<void>;
 /**
@@ -61,9 +65,15 @@ export async function forward(app: App, owner: number, call: RoomCall): Promise<
   try {
     return await app.cluster.request(owner, CHANNEL, call);
   } catch (err) {
-    if (err instanceof ClusterRequestError && err.code === 'UNKNOWN_WORKER') throw new HttpError(404, `UNKNOWN_ROOM: No room ${call.roomCode}`);
+    if (err instanceof ClusterRequestError && err.code === 'UNKNOWN_WORKER')
+      throw new HttpError(404, `UNKNOWN_ROOM: No room ${call.roomCode}`);
     // A leave that finds the owner gone is expected (its rooms went with it; a closing cluster): not worth a line.
-    if (call.op !== 'leave') app.logger.warn({ err, owner, op: call.op, roomCode: call.roomCode }, 'race: the owner of a room did not answer');
-    throw new HttpError(503, `ROOM_UNAVAILABLE: room ${call.roomCode} is on worker ${owner}, which is not answering (restarting?): find a new race`, { expose: true });
+    if (call.op !== 'leave')
+      app.logger.warn({ err, owner, op: call.op, roomCode: call.roomCode }, 'race: the owner of a room did not answer');
+    throw new HttpError(
+      503,
+      `ROOM_UNAVAILABLE: room ${call.roomCode} is on worker ${owner}, which is not answering (restarting?): find a new race`,
+      { expose: true },
+    );
   }
 }

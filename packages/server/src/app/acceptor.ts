@@ -28,7 +28,11 @@ export async function listenAcceptor(port = 0, host = '0.0.0.0', tls?: TlsIdenti
   // Only while no child app is attached (starting, or every worker restarting): uWS serves
   // the connection itself then. A clear 503 beats the route-less 404.
   uws.any('/*', (res) => {
-    res.writeStatus('503 Service Unavailable').writeHeader('retry-after', '1').writeHeader('connection', 'close').end('No worker is ready\n');
+    res
+      .writeStatus('503 Service Unavailable')
+      .writeHeader('retry-after', '1')
+      .writeHeader('connection', 'close')
+      .end('No worker is ready\n');
   });
   const listening = await listenOn(uws, host, port);
   let socket: UwsListenSocket | null = listening.socket;

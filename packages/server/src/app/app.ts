@@ -15,7 +15,15 @@ import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
 import { Scope, checkDependencies } from '../routing/scope.ts';
-import { allMiddleware, describeHttpRoute, freezeRouters, flattenRoutes, type MountInfo, type RouteInfo, type StaticInfo } from '../routing/route-table.ts';
+import {
+  allMiddleware,
+  describeHttpRoute,
+  freezeRouters,
+  flattenRoutes,
+  type MountInfo,
+  type RouteInfo,
+  type StaticInfo,
+} from '../routing/route-table.ts';
 import { checkHookFunction } from '../http/hooks.ts';
 import { requestIdHook } from '../http/observe/request-id-hook.ts';
 import { accessLogHook } from '../http/observe/access-log.ts';
@@ -27,7 +35,14 @@ import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
-import { checkListenArguments, listeningLog, resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
+import {
+  checkListenArguments,
+  listeningLog,
+  resolveAppOptions,
+  type AppOptions,
+  type ListenOptions,
+  type ResolvedOptions,
+} from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
@@ -235,7 +250,8 @@ export class App extends Scope<AppHooks> {
    */
   async presence<Data = unknown>(topic: string): Promise<PresenceMember<Data>[]> {
     const tracker = this.hub.presence;
-    if (tracker === null || tracker.options(topic) === null) throw new TypeError(`topic ${JSON.stringify(topic)} has no presence: declare it with app.topic(pattern, { presence: true })`);
+    if (tracker === null || tracker.options(topic) === null)
+      throw new TypeError(`topic ${JSON.stringify(topic)} has no presence: declare it with app.topic(pattern, { presence: true })`);
     return tracker.members(topic) as PresenceMember<Data>[];
   }
 
@@ -250,7 +266,12 @@ export class App extends Scope<AppHooks> {
    * `missing` with each failure (TIMEOUT, CLOSED, CLIENT_ERROR, NO_HANDLER, ...). Subscribers
    * in other processes (cluster(), Redis, NATS) are not asked.
    */
-  requestAll<Reply = unknown>(topic: string, event: string, data?: unknown, options?: SocketRequestOptions): Promise<RequestAllResult<Reply>> {
+  requestAll<Reply = unknown>(
+    topic: string,
+    event: string,
+    data?: unknown,
+    options?: SocketRequestOptions,
+  ): Promise<RequestAllResult<Reply>> {
     return this.hub.requestAll<Reply>(topic, event, data, options);
   }
 
@@ -277,7 +298,9 @@ export class App extends Scope<AppHooks> {
     const base = urlPrefix === '/' ? '' : urlPrefix.replace(/\/+$/, '');
     if (base !== '' && !base.startsWith('/')) throw new TypeError(`Static prefix must start with "/": ${urlPrefix}`);
     if (this.uws) throw new Error('app.static() must be called before listen()');
-    const notFound = options.notFound ?? ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
+    const notFound =
+      options.notFound ??
+      ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
     // Files carry their own precompressed variants and validators: no dynamic compression,
     // and no dedup (a 304 or 206 for one client must never reach another).
     const routeOptions = { compress: false, dedup: false };
@@ -332,7 +355,11 @@ export class App extends Scope<AppHooks> {
       Object.freeze({
         kind: 'ws' as const,
         path: r.pattern.path,
-        events: Object.freeze(Object.entries(r.behavior.events ?? {}).map(([name, def]) => Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }))),
+        events: Object.freeze(
+          Object.entries(r.behavior.events ?? {}).map(([name, def]) =>
+            Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }),
+          ),
+        ),
       }),
       r.behavior,
     ]);
@@ -446,7 +473,8 @@ export class App extends Scope<AppHooks> {
     const api: MiddlewareSetupApi = {
       app: this,
       websocketCounters: () => (this.hub.stats ??= new WsStats()),
-      clusterMetrics: (collect) => (member === undefined ? undefined : { worker: member.worker, workers: member.workers, gather: member.linkMetrics(collect) }),
+      clusterMetrics: (collect) =>
+        member === undefined ? undefined : { worker: member.worker, workers: member.workers, gather: member.linkMetrics(collect) },
     };
     for (const h of allMiddleware(this)) middlewareSetup(h)?.(api);
   }
@@ -480,6 +508,13 @@ export class App extends Scope<AppHooks> {
     for (const hook of this.appHooks.onRoute) for (const [info, options] of this.declarations()) await hook(info, options);
     for (const hook of this.appHooks.onReady) await hook();
     await this.hub.startBus();
-    return { settings: this._settings, hub: this.hub, tracker: this.tracker, uws, closeHooks: this.closeHooks, stopAccepting: () => this.loopback?.close() };
+    return {
+      settings: this._settings,
+      hub: this.hub,
+      tracker: this.tracker,
+      uws,
+      closeHooks: this.closeHooks,
+      stopAccepting: () => this.loopback?.close(),
+    };
   }
 }

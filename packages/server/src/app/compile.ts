@@ -48,7 +48,8 @@ export function compileApp(c: CompileInput): UwsApp {
   // one router per SNI server name, replayed for each extra hostname.
   const registrations: ([UwsVerb, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
   const wsApp = { hooks: c.wsHooks, RequestClass: decoratedClass(RequestClass, rootScope(c.root).requestDecorations) };
-  for (const spec of c.wsRoutes) registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp)]);
+  for (const spec of c.wsRoutes)
+    registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp)]);
   const add = (verb: UwsVerb, path: string, handler: UwsHandler) => registrations.push([verb, path, handler]);
 
   const routes = flattenRoutes(c.root);
@@ -60,7 +61,8 @@ export function compileApp(c: CompileInput): UwsApp {
   // Group by uWS pattern so 405/OPTIONS answers know every method of a path.
   const byPattern = new Map<string, { methods: Set<string>; hasAny: boolean }>();
   const explicitHead = new Set<string>();
-  for (const r of routes) if (r.record.method === 'HEAD') for (const v of pathVariants(r.pattern.path, c.trailingSlash)) explicitHead.add(v.path);
+  for (const r of routes)
+    if (r.record.method === 'HEAD') for (const v of pathVariants(r.pattern.path, c.trailingSlash)) explicitHead.add(v.path);
   const register = (method: HttpMethod | null, path: string, spec: RouteSpec) => {
     const routeSpec = { ...spec, pattern: { ...spec.pattern, path } };
     if (method === null) add('any', path, compileRoute(routeSpec, ctx));
@@ -138,8 +140,14 @@ function specFor(r: FlatRoute, c: CompileInput): RouteSpec {
 }
 
 /** The route's hooks and the classes its requests and responses are made from. */
-function scopeParts(r: Pick<FlatRoute, 'hooks' | 'requestDecorations' | 'replyDecorations'>): Pick<RouteSpec, 'hooks' | 'RequestClass' | 'ResponseClass'> {
-  return { hooks: r.hooks, RequestClass: decoratedClass(RequestClass, r.requestDecorations), ResponseClass: decoratedClass(ResponseClass, r.replyDecorations) };
+function scopeParts(
+  r: Pick<FlatRoute, 'hooks' | 'requestDecorations' | 'replyDecorations'>,
+): Pick<RouteSpec, 'hooks' | 'RequestClass' | 'ResponseClass'> {
+  return {
+    hooks: r.hooks,
+    RequestClass: decoratedClass(RequestClass, r.requestDecorations),
+    ResponseClass: decoratedClass(ResponseClass, r.replyDecorations),
+  };
 }
 
 /** Not-found and 405 answers: the app's middleware, error handler, hooks and decorations. */
@@ -177,5 +185,8 @@ function redirectToggleSlash(res: UwsResponse, req: UwsRequest): void {
   const url = req.getUrl();
   const target = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
   const q = req.getQuery();
-  res.writeStatus('308 Permanent Redirect').writeHeader('location', q ? `${target}?${q}` : target).end();
+  res
+    .writeStatus('308 Permanent Redirect')
+    .writeHeader('location', q ? `${target}?${q}` : target)
+    .end();
 }

@@ -113,7 +113,10 @@ function send(web: globalThis.Request, body: Buffer | null, port: number, agent:
   headers.host ??= url.host;
   if (body !== null) headers['content-length'] = String(body.byteLength);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: web.method, path: url.pathname + url.search, headers, agent, signal: web.signal }, resolve);
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: web.method, path: url.pathname + url.search, headers, agent, signal: web.signal },
+      resolve,
+    );
     req.on('error', reject);
     req.end(body ?? undefined);
   });

@@ -70,8 +70,21 @@ export interface AppOptions {
 
 /** Every key of AppOptions: a key added to the type and not here fails to compile. */
 const APP_KEYS = Object.keys({
-  bodyLimit: true, cookieSecret: true, trustProxy: true, logger: true, requestId: true, accessLog: true, requestTimeout: true, maxHeaderSize: true,
-  trailingSlash: true, exposeErrors: true, compression: true, tls: true, coalescePublishes: true, bus: true, presence: true,
+  bodyLimit: true,
+  cookieSecret: true,
+  trustProxy: true,
+  logger: true,
+  requestId: true,
+  accessLog: true,
+  requestTimeout: true,
+  maxHeaderSize: true,
+  trailingSlash: true,
+  exposeErrors: true,
+  compression: true,
+  tls: true,
+  coalescePublishes: true,
+  bus: true,
+  presence: true,
 } satisfies Record<keyof AppOptions, true>);
 
 export interface ListenOptions {
@@ -86,7 +99,10 @@ export interface ListenOptions {
   shutdownTimeout?: number;
 }
 
-const LISTEN_KEYS = Object.keys({ port: true, host: true, signals: true, shutdownTimeout: true } satisfies Record<keyof ListenOptions, true>);
+const LISTEN_KEYS = Object.keys({ port: true, host: true, signals: true, shutdownTimeout: true } satisfies Record<
+  keyof ListenOptions,
+  true
+>);
 
 export interface ResolvedOptions {
   /** Everything but the runtime state, which the App adds (app.ts). */
@@ -104,17 +120,23 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('App options must be an object');
   const o = options;
   checkKnownKeys('new App()', o, APP_KEYS);
-  if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit >= 0)) throw new TypeError('bodyLimit must be a non-negative integer');
-  if (o.requestTimeout !== undefined && !(Number.isFinite(o.requestTimeout) && o.requestTimeout >= 0)) throw new TypeError('requestTimeout must be >= 0 ms');
+  if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit >= 0))
+    throw new TypeError('bodyLimit must be a non-negative integer');
+  if (o.requestTimeout !== undefined && !(Number.isFinite(o.requestTimeout) && o.requestTimeout >= 0))
+    throw new TypeError('requestTimeout must be >= 0 ms');
   if (o.maxHeaderSize !== undefined && !(Number.isInteger(o.maxHeaderSize) && o.maxHeaderSize >= 1024 && o.maxHeaderSize <= 1 << 20)) {
     throw new TypeError('maxHeaderSize must be an integer from 1024 to 1048576 bytes');
   }
-  if (o.trailingSlash !== undefined && !['ignore', 'strict', 'redirect'].includes(o.trailingSlash)) throw new TypeError("trailingSlash must be 'ignore', 'strict' or 'redirect'");
+  if (o.trailingSlash !== undefined && !['ignore', 'strict', 'redirect'].includes(o.trailingSlash))
+    throw new TypeError("trailingSlash must be 'ignore', 'strict' or 'redirect'");
   const secrets = o.cookieSecret === undefined ? [] : Array.isArray(o.cookieSecret) ? o.cookieSecret : [o.cookieSecret];
-  if (secrets.some((s) => typeof s !== 'string' || s.length === 0)) throw new TypeError('cookieSecret must be a non-empty string or array of them');
-  if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean') throw new TypeError('coalescePublishes must be a boolean');
+  if (secrets.some((s) => typeof s !== 'string' || s.length === 0))
+    throw new TypeError('cookieSecret must be a non-empty string or array of them');
+  if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean')
+    throw new TypeError('coalescePublishes must be a boolean');
   const tp = o.trustProxy ?? false;
-  if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0))) throw new TypeError('trustProxy must be a boolean, a hop count or a function');
+  if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0)))
+    throw new TypeError('trustProxy must be a boolean, a hop count or a function');
   const settings: Omit<Settings, 'state'> = {
     bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
     cookieSecrets: Object.freeze([...secrets]),
@@ -125,20 +147,35 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     requestId: resolveRequestId(o.requestId),
     accessLog: resolveAccessLog(o.accessLog),
   };
-  if (o.logger !== undefined && (typeof o.logger !== 'object' || o.logger === null || !['error', 'warn', 'info', 'debug'].every((l) => typeof (o.logger as unknown as Record<string, unknown>)[l] === 'function'))) {
+  if (
+    o.logger !== undefined &&
+    (typeof o.logger !== 'object' ||
+      o.logger === null ||
+      !['error', 'warn', 'info', 'debug'].every((l) => typeof (o.logger as unknown as Record<string, unknown>)[l] === 'function'))
+  ) {
     throw new TypeError('logger must have error, warn, info and debug methods (pino fits)');
   }
   if (o.tls !== undefined && (typeof o.tls !== 'object' || o.tls === null)) throw new TypeError('tls must be an object with key and cert');
   if (o.tls !== undefined) checkTlsKeys('new App(): tls', o.tls);
   const bus = o.bus;
-  if (bus !== undefined && (typeof bus !== 'object' || bus === null || typeof bus.publish !== 'function' || typeof bus.interest !== 'function' || typeof bus.start !== 'function' || typeof bus.close !== 'function')) {
+  if (
+    bus !== undefined &&
+    (typeof bus !== 'object' ||
+      bus === null ||
+      typeof bus.publish !== 'function' ||
+      typeof bus.interest !== 'function' ||
+      typeof bus.start !== 'function' ||
+      typeof bus.close !== 'function')
+  ) {
     throw new TypeError('bus must implement start, publish, interest and close');
   }
   const presence = o.presence;
-  if (presence !== undefined && (typeof presence !== 'object' || presence === null)) throw new TypeError('presence must be an object ({ heartbeat })');
+  if (presence !== undefined && (typeof presence !== 'object' || presence === null))
+    throw new TypeError('presence must be an object ({ heartbeat })');
   if (presence !== undefined) checkKnownKeys('new App(): presence', presence, ['heartbeat']);
   const heartbeat = presence?.heartbeat ?? 2000;
-  if (!Number.isSafeInteger(heartbeat) || heartbeat < 50 || heartbeat > 600_000) throw new TypeError('presence.heartbeat must be an integer from 50 to 600000 (milliseconds)');
+  if (!Number.isSafeInteger(heartbeat) || heartbeat < 50 || heartbeat > 600_000)
+    throw new TypeError('presence.heartbeat must be an integer from 50 to 600000 (milliseconds)');
   return {
     presenceHeartbeat: heartbeat,
     settings,
@@ -157,7 +194,9 @@ export function checkListenArguments(port: unknown, second: unknown, count: numb
     throw new TypeError('listen() takes no callback: it returns a promise. Use `const server = await app.listen(port)` (or .then())');
   }
   if (typeof port === 'string') {
-    throw new TypeError(`listen() needs the port as a number, got the string ${JSON.stringify(port)}: use app.listen(Number(${/^\d+$/.test(port) ? port : 'process.env.PORT'}))`);
+    throw new TypeError(
+      `listen() needs the port as a number, got the string ${JSON.stringify(port)}: use app.listen(Number(${/^\d+$/.test(port) ? port : 'process.env.PORT'}))`,
+    );
   }
   if (port !== undefined && typeof port !== 'number' && (typeof port !== 'object' || port === null)) {
     throw new TypeError(`listen() takes a port number or { port, host }, got ${port === null ? 'null' : typeof port}`);

@@ -47,7 +47,12 @@ function listenSocket(uws: UwsApp, host: string, port: number, shared: boolean):
  * Listens on host:port; port 0 picks a free port first (see free-port.ts) and, since another
  * process may take it in between, tries up to three ports.
  */
-export async function listenOn(uws: UwsApp, host: string, requested: number, shared = false): Promise<{ socket: UwsListenSocket; port: number }> {
+export async function listenOn(
+  uws: UwsApp,
+  host: string,
+  requested: number,
+  shared = false,
+): Promise<{ socket: UwsListenSocket; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const port = requested === 0 ? await pickFreePort(host) : requested;
     try {

@@ -51,7 +51,12 @@ async function inProcess(o: ResolvedClusterOptions, factory: AppFactory): Promis
   const app: App = await factory();
   if (typeof app?.listen !== 'function') throw new TypeError('cluster(): the factory must return an App');
   if (app.tls !== (o.tls !== undefined)) throw new Error('cluster(): the tls option of cluster() and of the App must agree');
-  const server = await app.listen({ port: o.port, host: o.host, signals: o.signals.length > 0 ? o.signals : false, shutdownTimeout: o.shutdownTimeout });
+  const server = await app.listen({
+    port: o.port,
+    host: o.host,
+    signals: o.signals.length > 0 ? o.signals : false,
+    shutdownTimeout: o.shutdownTimeout,
+  });
   return {
     port: server.port,
     host: server.host,

@@ -49,8 +49,20 @@ export interface ClusterOptions {
 }
 
 const KNOWN = Object.keys({
-  workers: true, port: true, host: true, tls: true, reusePort: true, signals: true, shutdownTimeout: true, stallTimeout: true, startTimeout: true,
-  restartDelay: true, entry: true, bus: true, forceThreads: true, logger: true,
+  workers: true,
+  port: true,
+  host: true,
+  tls: true,
+  reusePort: true,
+  signals: true,
+  shutdownTimeout: true,
+  stallTimeout: true,
+  startTimeout: true,
+  restartDelay: true,
+  entry: true,
+  bus: true,
+  forceThreads: true,
+  logger: true,
 } satisfies Record<keyof ClusterOptions, true>);
 
 export interface ResolvedClusterOptions {
@@ -72,11 +84,12 @@ export interface ResolvedClusterOptions {
 
 /** `WORKERS` wins over `workers`; 'auto' is the number of cores this process may use. */
 export function resolveWorkers(option: number | 'auto' | undefined, env = process.env.WORKERS): number {
-  const raw = env !== undefined && env.trim() !== '' ? env.trim() : option ?? 'auto';
+  const raw = env !== undefined && env.trim() !== '' ? env.trim() : (option ?? 'auto');
   const name = env !== undefined && env.trim() !== '' ? 'WORKERS' : 'workers';
   if (raw === 'auto') return availableParallelism();
   const n = typeof raw === 'number' ? raw : /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 0 || n > 1024) throw new TypeError(`${name} must be 'auto' or an integer from 0 to 1024 (got ${JSON.stringify(raw)})`);
+  if (!Number.isInteger(n) || n < 0 || n > 1024)
+    throw new TypeError(`${name} must be 'auto' or an integer from 0 to 1024 (got ${JSON.stringify(raw)})`);
   return n;
 }
 
@@ -97,10 +110,20 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   if (o.tls !== undefined) checkTlsKeys('cluster(): tls', o.tls);
   if (o.reusePort !== undefined && typeof o.reusePort !== 'boolean') throw new TypeError('reusePort must be a boolean');
   if (o.reusePort && process.platform !== 'linux') throw new TypeError('reusePort needs Linux (SO_REUSEPORT balancing)');
-  const signals = o.signals === undefined || o.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : o.signals === false ? [] : o.signals;
+  const signals =
+    o.signals === undefined || o.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : o.signals === false ? [] : o.signals;
   if (!Array.isArray(signals)) throw new TypeError('signals must be a boolean or a list of signal names');
-  if (o.bus !== undefined && (typeof o.bus !== 'object' || o.bus === null || typeof o.bus.start !== 'function' || typeof o.bus.publish !== 'function' || typeof o.bus.interest !== 'function')) throw new TypeError('bus must be a Bus (redisBus(), natsBus())');
-  if (o.entry !== undefined && typeof o.entry !== 'string' && !(o.entry instanceof URL)) throw new TypeError('entry must be a path or a file URL');
+  if (
+    o.bus !== undefined &&
+    (typeof o.bus !== 'object' ||
+      o.bus === null ||
+      typeof o.bus.start !== 'function' ||
+      typeof o.bus.publish !== 'function' ||
+      typeof o.bus.interest !== 'function')
+  )
+    throw new TypeError('bus must be a Bus (redisBus(), natsBus())');
+  if (o.entry !== undefined && typeof o.entry !== 'string' && !(o.entry instanceof URL))
+    throw new TypeError('entry must be a path or a file URL');
   return {
     workers: resolveWorkers(o.workers),
     port,

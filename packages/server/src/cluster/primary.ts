@@ -70,7 +70,19 @@ export class Primary {
     this.entry = entry;
     this.closingStarted = new Promise<void>((resolve) => (this.startClosing = resolve));
     for (let id = 1; id <= o.workers; id++) {
-      this.slots.push({ id, worker: null, rpc: null, descriptor: undefined, ready: false, startedAt: 0, crashes: 0, lastBeat: 0, lastBeatAt: 0, restartTimer: undefined, onClosed: undefined });
+      this.slots.push({
+        id,
+        worker: null,
+        rpc: null,
+        descriptor: undefined,
+        ready: false,
+        startedAt: 0,
+        crashes: 0,
+        lastBeat: 0,
+        lastBeatAt: 0,
+        restartTimer: undefined,
+        onClosed: undefined,
+      });
     }
     this.relay = o.bus === undefined ? undefined : new BrokerRelay(o.bus, o.logger);
     this.heartbeatEvery = o.stallTimeout > 0 ? Math.max(10, Math.min(1000, Math.floor(o.stallTimeout / 4))) : 1000;
@@ -128,9 +140,16 @@ export class Primary {
         this.retire(slot, worker, 'terminate');
         reject(error);
       };
-      const timer = this.o.startTimeout > 0 ? setTimeout(() => fail(new Error(`cluster: worker ${slot.id} did not start within ${this.o.startTimeout} ms`)), this.o.startTimeout) : undefined;
+      const timer =
+        this.o.startTimeout > 0
+          ? setTimeout(
+              () => fail(new Error(`cluster: worker ${slot.id} did not start within ${this.o.startTimeout} ms`)),
+              this.o.startTimeout,
+            )
+          : undefined;
       worker.on('message', (message: FromWorker) => {
-        if (isRpcMessage(message)) rpc.receive(slot.id, message); // closed once the worker is retired
+        if (isRpcMessage(message))
+          rpc.receive(slot.id, message); // closed once the worker is retired
         else if (message.type === 'ready') {
           if (settled) return;
           settled = true;

@@ -25,7 +25,8 @@ const toShared = (b: Buffer | undefined): Uint8Array | undefined => {
   view.set(b);
   return view;
 };
-const toBuffer = (v: Uint8Array | undefined): Buffer | undefined => (v === undefined ? undefined : Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+const toBuffer = (v: Uint8Array | undefined): Buffer | undefined =>
+  v === undefined ? undefined : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
 /** The worker side: a ByteStore that asks the primary. */
 export class WorkerByteStore implements ByteStore {

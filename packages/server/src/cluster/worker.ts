@@ -68,7 +68,10 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     history: data.relay ? undefined : history,
     bus(own) {
       joined = true;
-      if (own !== undefined && data.relay) throw new Error('cluster({ bus }) relays for every worker: the App must not have a bus option too (pick one, docs/cluster.md "With a broker")');
+      if (own !== undefined && data.relay)
+        throw new Error(
+          'cluster({ bus }) relays for every worker: the App must not have a bus option too (pick one, docs/cluster.md "With a broker")',
+        );
       if (own !== undefined) bus.compose(own);
       return bus;
     },
@@ -115,7 +118,10 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       setImmediate(() => process.exit(1)); // a turn for uWS to finish closing its sockets
     } else if (message.type === 'close') {
       const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
-      void closing.then(() => post({ type: 'closed' }), (error: unknown) => post({ type: 'fatal', error }));
+      void closing.then(
+        () => post({ type: 'closed' }),
+        (error: unknown) => post({ type: 'fatal', error }),
+      );
     }
   });
 
@@ -124,7 +130,10 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     if (!(app instanceof App)) throw new TypeError('cluster(): the factory must return an App');
     if (!joined) app.joinCluster(member);
     else if (app.worker !== data.id) throw new Error('cluster(): the factory must return the first App it created in the worker');
-    if (app.tls !== data.tls) throw new Error(`cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`);
+    if (app.tls !== data.tls)
+      throw new Error(
+        `cluster(): ${data.tls ? 'cluster({ tls }) is set but the App has no tls option' : 'the App has a tls option: give cluster() the same tls'}`,
+      );
     if (data.mode === 'acceptor') {
       const handedTo = await app.startForAcceptor(data.port, data.host);
       server = handedTo.server;

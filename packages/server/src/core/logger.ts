@@ -35,7 +35,8 @@ export function stderrLogger(options: StderrLoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   if (!(level in ORDER)) throw new TypeError(`stderrLogger(): level must be error, warn, info or debug, got ${JSON.stringify(level)}`);
   const format = options.format ?? (isatty(2) || process.env.NODE_ENV === 'development' ? 'pretty' : 'json');
-  if (format !== 'pretty' && format !== 'json') throw new TypeError(`stderrLogger(): format must be 'pretty' or 'json', got ${JSON.stringify(format)}`);
+  if (format !== 'pretty' && format !== 'json')
+    throw new TypeError(`stderrLogger(): format must be 'pretty' or 'json', got ${JSON.stringify(format)}`);
   const color = format === 'pretty' && isatty(2) && process.env.NO_COLOR === undefined;
   return lineLogger(level, {}, format === 'json' ? jsonLine : color ? prettyColorLine : prettyLine, () => process.stderr);
 }
@@ -57,9 +58,21 @@ export function defaultLogger(): Logger {
 
 type Format = (level: LogLevel, bindings: Record<string, unknown>, obj: object | string, msg: string | undefined) => string;
 
-function lineLogger(level: LogLevel, bindings: Record<string, unknown>, format: Format, out: (level: LogLevel) => NodeJS.WritableStream): Logger {
-  const make = (name: LogLevel) => (ORDER[name] > ORDER[level] ? noop : (obj: object | string, msg?: string) => void out(name).write(format(name, bindings, obj, msg)));
-  return { error: make('error'), warn: make('warn'), info: make('info'), debug: make('debug'), child: (more) => lineLogger(level, { ...bindings, ...more }, format, out) };
+function lineLogger(
+  level: LogLevel,
+  bindings: Record<string, unknown>,
+  format: Format,
+  out: (level: LogLevel) => NodeJS.WritableStream,
+): Logger {
+  const make = (name: LogLevel) =>
+    ORDER[name] > ORDER[level] ? noop : (obj: object | string, msg?: string) => void out(name).write(format(name, bindings, obj, msg));
+  return {
+    error: make('error'),
+    warn: make('warn'),
+    info: make('info'),
+    debug: make('debug'),
+    child: (more) => lineLogger(level, { ...bindings, ...more }, format, out),
+  };
 }
 
 function jsonLine(level: LogLevel, bindings: Record<string, unknown>, obj: object | string, msg: string | undefined): string {
@@ -88,7 +101,8 @@ function pretty(label: string, bindings: Record<string, unknown>, obj: object | 
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
     if (value instanceof Error) stack += `\n    ${(value.stack ?? `${value.name}: ${value.message}`).replace(/\n/g, '\n    ')}`;
-    else if (typeof value === 'string' && value.length > 3 && text.includes(value)) continue; // already in the message (the listening URL)
+    else if (typeof value === 'string' && value.length > 3 && text.includes(value))
+      continue; // already in the message (the listening URL)
     else line += ` ${key}=${typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : safeJson(value)}`;
   }
   return `${line}${stack}\n`;
@@ -109,8 +123,15 @@ function safeJson(value: unknown): string {
 export function childLogger(logger: Logger, bindings: Record<string, unknown>): Logger {
   if (logger === silentLogger) return silentLogger;
   if (typeof logger.child === 'function') return logger.child(bindings);
-  const wrap = (fn: Logger['info']) => (obj: object | string, msg?: string) => (typeof obj === 'string' ? fn.call(logger, { ...bindings }, obj) : fn.call(logger, { ...bindings, ...obj }, msg));
-  return { error: wrap(logger.error), warn: wrap(logger.warn), info: wrap(logger.info), debug: wrap(logger.debug), child: (more) => childLogger(logger, { ...bindings, ...more }) };
+  const wrap = (fn: Logger['info']) => (obj: object | string, msg?: string) =>
+    typeof obj === 'string' ? fn.call(logger, { ...bindings }, obj) : fn.call(logger, { ...bindings, ...obj }, msg);
+  return {
+    error: wrap(logger.error),
+    warn: wrap(logger.warn),
+    info: wrap(logger.info),
+    debug: wrap(logger.debug),
+    child: (more) => childLogger(logger, { ...bindings, ...more }),
+  };
 }
 
 function serialize(obj: object): object {

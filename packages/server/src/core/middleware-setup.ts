@@ -50,7 +50,8 @@ const setups = new WeakMap<Function, MiddlewareSetup>();
  * is set up once per app.
  */
 export function defineMiddleware<M extends Function>(middleware: M, setup: MiddlewareSetup): M {
-  if (typeof middleware !== 'function') throw new TypeError('defineMiddleware(middleware, setup): middleware must be a function (req, res, next)');
+  if (typeof middleware !== 'function')
+    throw new TypeError('defineMiddleware(middleware, setup): middleware must be a function (req, res, next)');
   if (typeof setup !== 'function') throw new TypeError('defineMiddleware(middleware, setup): setup must be a function (api) => void');
   if (setups.has(middleware)) throw new TypeError('defineMiddleware(): this middleware already has a setup');
   setups.set(middleware, setup);

@@ -1,5 +1,15 @@
 // Dynamic response compression (brotli, gzip), negotiated from Accept-Encoding.
-import { constants, brotliCompress, brotliCompressSync, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
+import {
+  constants,
+  brotliCompress,
+  brotliCompressSync,
+  createBrotliCompress,
+  createGzip,
+  gzip,
+  gzipSync,
+  type BrotliCompress,
+  type Gzip,
+} from 'node:zlib';
 import { checkKnownKeys } from '../core/options-check.ts';
 import { dynamicBrotliOptions, gzipOptions, streamBrotliOptions, streamGzipOptions } from './compressors.ts';
 
@@ -49,20 +59,28 @@ export const SYNC_LIMIT = 32 * 1024;
 
 const DEFAULT_MAX_STREAMS = 64;
 
-const COMPRESSIBLE = /^(?:text\/(?!event-stream)|application\/(?:json|javascript|ecmascript|xml|x-ndjson|ld\+json|manifest\+json|wasm|graphql)|image\/svg\+xml|[^/]+\/[^;]*\+(?:json|xml))/i;
+const COMPRESSIBLE =
+  /^(?:text\/(?!event-stream)|application\/(?:json|javascript|ecmascript|xml|x-ndjson|ld\+json|manifest\+json|wasm|graphql)|image\/svg\+xml|[^/]+\/[^;]*\+(?:json|xml))/i;
 
 function isCompressible(contentType: string): boolean {
   return COMPRESSIBLE.test(contentType);
 }
 
 const COMPRESSION_KEYS = Object.keys({
-  threshold: true, encodings: true, brotliQuality: true, gzipLevel: true, skipCredentialed: true, filter: true, maxStreams: true,
+  threshold: true,
+  encodings: true,
+  brotliQuality: true,
+  gzipLevel: true,
+  skipCredentialed: true,
+  filter: true,
+  maxStreams: true,
 } satisfies Record<keyof CompressionOptions, true>);
 
 export function resolveCompression(value: boolean | CompressionOptions | undefined, inherited: Compression | null): Compression | null {
   if (value === undefined) return inherited;
   if (value === false) return null;
-  if (value !== true && (typeof value !== 'object' || value === null)) throw new TypeError('compression must be a boolean or an options object');
+  if (value !== true && (typeof value !== 'object' || value === null))
+    throw new TypeError('compression must be a boolean or an options object');
   const o = value === true ? {} : value;
   checkKnownKeys('compression', o, COMPRESSION_KEYS);
   const c: Compression = {
@@ -76,9 +94,11 @@ export function resolveCompression(value: boolean | CompressionOptions | undefin
   };
   if (!Number.isInteger(c.threshold) || c.threshold < 0) throw new TypeError('compression threshold must be a non-negative integer');
   if (!c.encodings.every((e) => e === 'br' || e === 'gzip')) throw new TypeError("compression encodings must be 'br' and/or 'gzip'");
-  if (!(Number.isInteger(c.brotliQuality) && c.brotliQuality >= 0 && c.brotliQuality <= 11)) throw new TypeError('brotliQuality must be 0-11');
+  if (!(Number.isInteger(c.brotliQuality) && c.brotliQuality >= 0 && c.brotliQuality <= 11))
+    throw new TypeError('brotliQuality must be 0-11');
   if (!(Number.isInteger(c.gzipLevel) && c.gzipLevel >= 1 && c.gzipLevel <= 9)) throw new TypeError('gzipLevel must be 1-9');
-  if (!((Number.isInteger(c.maxStreams) && c.maxStreams >= 0) || c.maxStreams === Infinity)) throw new TypeError('maxStreams must be a non-negative integer (or Infinity)');
+  if (!((Number.isInteger(c.maxStreams) && c.maxStreams >= 0) || c.maxStreams === Infinity))
+    throw new TypeError('maxStreams must be a non-negative integer (or Infinity)');
   if (typeof c.filter !== 'function') throw new TypeError('compression filter must be a function');
   return c;
 }
@@ -173,7 +193,12 @@ export function streamCompressionAvailable(c: Compression): boolean {
  * The compressor is created, and counted, when iteration starts: start iterating in the
  * same tick as the `streamCompressionAvailable` check so the cap cannot be overshot.
  */
-export async function* compressChunks(source: AsyncIterable<Uint8Array | string>, encoding: Encoding, c: Compression, signal?: AbortSignal): AsyncGenerator<Buffer> {
+export async function* compressChunks(
+  source: AsyncIterable<Uint8Array | string>,
+  encoding: Encoding,
+  c: Compression,
+  signal?: AbortSignal,
+): AsyncGenerator<Buffer> {
   if (signal?.aborted) return;
   const z = new StreamCompressor(encoding, c);
   signal?.addEventListener('abort', z);

@@ -26,10 +26,13 @@ export function checkDecoration(kind: 'request' | 'reply', name: unknown, value:
   if (typeof name !== 'string' || name === '') throw new TypeError(`${what}() needs a name (a non-empty string)`);
   if (name.startsWith('_')) throw new TypeError(`${what}("${name}"): names starting with "_" are reserved for the framework`);
   const base = kind === 'request' ? Request.prototype : Response.prototype;
-  if (name in base || (kind === 'request' && REQUEST_FIELDS.has(name))) throw new TypeError(`${what}("${name}"): clashes with the built-in ${kind === 'request' ? 'Request' : 'Response'} member "${name}"`);
+  if (name in base || (kind === 'request' && REQUEST_FIELDS.has(name)))
+    throw new TypeError(`${what}("${name}"): clashes with the built-in ${kind === 'request' ? 'Request' : 'Response'} member "${name}"`);
   if (declared.some((d) => d.name === name)) throw new TypeError(`${what}("${name}"): already declared`);
   if (typeof value === 'object' && value !== null) {
-    throw new TypeError(`${what}("${name}"): an object would be shared by every ${kind}; declare null and set it per ${kind} in a hook (e.g. onRequest)`);
+    throw new TypeError(
+      `${what}("${name}"): an object would be shared by every ${kind}; declare null and set it per ${kind} in a hook (e.g. onRequest)`,
+    );
   }
 }
 
@@ -58,7 +61,8 @@ export function decoratedClass<T extends Request<any> | Response>(Base: Ctor<T>,
     }
   };
   for (const d of decorations) {
-    if (typeof d.value === 'function') Object.defineProperty(Decorated.prototype, d.name, { value: d.value, writable: true, configurable: true });
+    if (typeof d.value === 'function')
+      Object.defineProperty(Decorated.prototype, d.name, { value: d.value, writable: true, configurable: true });
   }
   cache.set(decorations, Decorated);
   return Decorated as Ctor<T>;

@@ -31,8 +31,10 @@ export function framingProblemIn(headers: Record<string, string>): string | null
   const cl = headers['content-length'];
   const te = headers['transfer-encoding'];
   if (cl !== undefined && te !== undefined) return 'both Content-Length and Transfer-Encoding';
-  if (cl !== undefined && !DIGITS.test(cl)) return cl.includes(',') ? 'repeated or listed Content-Length' : 'a Content-Length that is not a number';
-  if (te !== undefined && te.toLowerCase() !== 'chunked') return te.includes(',') ? 'repeated or listed Transfer-Encoding' : 'a Transfer-Encoding other than "chunked"';
+  if (cl !== undefined && !DIGITS.test(cl))
+    return cl.includes(',') ? 'repeated or listed Content-Length' : 'a Content-Length that is not a number';
+  if (te !== undefined && te.toLowerCase() !== 'chunked')
+    return te.includes(',') ? 'repeated or listed Transfer-Encoding' : 'a Transfer-Encoding other than "chunked"';
   return null;
 }
 
@@ -51,7 +53,10 @@ export function framingProblem(ureq: UwsRequest): string | null {
  * is fine for a smuggling attempt). A lone bad request gets its 400 on the next turn.
  */
 export function refuseFraming(ures: UwsResponse, ureq: UwsRequest, problem: string, logger: Logger): void {
-  logger.warn({ method: ureq.getCaseSensitiveMethod(), url: ureq.getUrl(), problem }, 'refused a request with ambiguous framing; closing the connection');
+  logger.warn(
+    { method: ureq.getCaseSensitiveMethod(), url: ureq.getUrl(), problem },
+    'refused a request with ambiguous framing; closing the connection',
+  );
   const refusal = new Refusal(ures, problem);
   ures.onAborted(() => refusal.abort()); // before going async
   setImmediate(() => refusal.answer());

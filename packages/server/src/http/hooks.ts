@@ -50,7 +50,16 @@ export type HookLists = { readonly [K in HttpHookName]?: readonly HttpHooks[K][]
 /** A route's own hooks, in its options: one function or a list per name. */
 export type RouteHooks = { [K in HttpHookName]?: HttpHooks[K] | HttpHooks[K][] };
 
-export const HTTP_HOOK_NAMES: ReadonlySet<string> = new Set<HttpHookName>(['onRequest', 'preValidation', 'preHandler', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onAbort']);
+export const HTTP_HOOK_NAMES: ReadonlySet<string> = new Set<HttpHookName>([
+  'onRequest',
+  'preValidation',
+  'preHandler',
+  'onSend',
+  'onResponse',
+  'onError',
+  'onTimeout',
+  'onAbort',
+]);
 
 export const NO_HOOKS: HookLists = Object.freeze({});
 
@@ -72,7 +81,8 @@ export function routeHookLists(where: string, hooks: unknown): HookLists {
   if (typeof hooks !== 'object' || hooks === null) throw new TypeError(`${where}: hooks must be an object like { preHandler: [fn] }`);
   const out: Record<string, unknown[]> = {};
   for (const [name, value] of Object.entries(hooks)) {
-    if (!HTTP_HOOK_NAMES.has(name)) throw new TypeError(`${where}: unknown hook "${name}" (route hooks: ${[...HTTP_HOOK_NAMES].join(', ')})`);
+    if (!HTTP_HOOK_NAMES.has(name))
+      throw new TypeError(`${where}: unknown hook "${name}" (route hooks: ${[...HTTP_HOOK_NAMES].join(', ')})`);
     const list = Array.isArray(value) ? value : [value];
     for (const fn of list) checkHookFunction(name, fn, where);
     out[name] = list;

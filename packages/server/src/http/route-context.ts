@@ -70,7 +70,8 @@ export class CompiledRoute {
   private settledHooks(res: Response): void {
     const req = res._req as Request<any>;
     const hooks = this.hooks;
-    if (res.aborted && hooks.onAbort !== undefined) for (const hook of hooks.onAbort) this.observe('onAbort', req, hook, req, res, undefined);
+    if (res.aborted && hooks.onAbort !== undefined)
+      for (const hook of hooks.onAbort) this.observe('onAbort', req, hook, req, res, undefined);
     if (hooks.onResponse === undefined) return;
     const info = { status: res.statusCode, bytes: res._bytes, duration: performance.now() - res._t0, aborted: res.aborted };
     for (const hook of hooks.onResponse) this.observe('onResponse', req, hook, req, res, info);
@@ -135,7 +136,8 @@ export class CompiledRoute {
   /** Runs the error handlers, innermost first; a handler that throws hands its error outwards. */
   fail(err: unknown, req: Request<any>, res: Response): void {
     const hooks = this.hooks;
-    if (hooks.onTimeout !== undefined && err instanceof RequestTimeoutError) for (const hook of hooks.onTimeout) this.observe('onTimeout', req, hook, req, res, undefined);
+    if (hooks.onTimeout !== undefined && err instanceof RequestTimeoutError)
+      for (const hook of hooks.onTimeout) this.observe('onTimeout', req, hook, req, res, undefined);
     if (hooks.onError !== undefined) for (const hook of hooks.onError) this.observe('onError', req, hook, err, req, res);
     if (res.finished) {
       // A client that left mid-request (its body reads reject with ClientAbortError) is routine.
@@ -144,7 +146,10 @@ export class CompiledRoute {
       return;
     }
     if (res.headersSent) {
-      this.settings.logger.error({ err, method: req.method, route: req.route, url: req.url }, 'error while streaming a response; closing the connection');
+      this.settings.logger.error(
+        { err, method: req.method, route: req.route, url: req.url },
+        'error while streaming a response; closing the connection',
+      );
       res.destroy();
       return;
     }
@@ -179,7 +184,12 @@ export class CompiledRoute {
    */
   private errorHandlerThrew(i: number, original: unknown, thrown: unknown, req: Request<any>, res: Response): void {
     if (thrown !== original) {
-      req._log().error({ err: thrown, original: describeError(original), method: req.method, route: req.route, url: req.url }, 'error handler threw while handling another error (both logged: err is what it threw, original what it was handling)');
+      req
+        ._log()
+        .error(
+          { err: thrown, original: describeError(original), method: req.method, route: req.route, url: req.url },
+          'error handler threw while handling another error (both logged: err is what it threw, original what it was handling)',
+        );
     }
     this.runErrorHandler(i + 1, thrown, req, res);
   }
@@ -199,11 +209,13 @@ export class CompiledRoute {
 export function defaultErrorHandler(err: unknown, req: Request<any>, res: Response, settings: Settings): void {
   const status = errorStatus(err);
   const log = req._log();
-  if (err instanceof RequestTimeoutError) log.error({ method: req.method, route: req.route, url: req.url, timeout: err.timeout, handlerPromise: err.pending }, err.detail);
+  if (err instanceof RequestTimeoutError)
+    log.error({ method: req.method, route: req.route, url: req.url, timeout: err.timeout, handlerPromise: err.pending }, err.detail);
   else if (status >= 500) log.error({ err, method: req.method, route: req.route, url: req.url }, 'request failed');
   else log.debug({ err, method: req.method, url: req.url, status }, 'request rejected');
   const body: Record<string, unknown> = {
-    error: err instanceof HttpError && err.expose ? err.message : status >= 500 ? 'Internal Server Error' : (err as Error)?.message ?? 'Error',
+    error:
+      err instanceof HttpError && err.expose ? err.message : status >= 500 ? 'Internal Server Error' : ((err as Error)?.message ?? 'Error'),
   };
   if (err instanceof ValidationError) body.issues = err.issues;
   if (settings.exposeErrors && err instanceof Error) {
@@ -220,7 +232,6 @@ function errorStatus(err: unknown): number {
   return typeof s === 'number' && Number.isInteger(s) && s >= 400 && s <= 599 ? s : 500;
 }
 
-
 /** An error as plain data, for log fields other than `err` (which loggers serialize themselves). */
 function describeError(err: unknown): unknown {
   return err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err;
@@ -236,5 +247,7 @@ function isBody(value: unknown): value is Body {
 }
 
 function notABody(value: unknown): TypeError {
-  return new TypeError(`an onSend hook returned ${value === null ? 'null' : typeof value}: return a string or bytes to replace the payload, or undefined to keep it`);
+  return new TypeError(
+    `an onSend hook returned ${value === null ? 'null' : typeof value}: return a string or bytes to replace the payload, or undefined to keep it`,
+  );
 }

@@ -119,7 +119,8 @@ async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): 
     for (;;) {
       pending = reader.read();
       let r = await Promise.race([pending, NOW]);
-      if (r === STALLED) r = await Promise.race([pending, (stalled ??= new Promise((resolve) => (timer = setTimeout(resolve, LIVE_STREAM_MS, STALLED))))]);
+      if (r === STALLED)
+        r = await Promise.race([pending, (stalled ??= new Promise((resolve) => (timer = setTimeout(resolve, LIVE_STREAM_MS, STALLED))))]);
       if (r === STALLED) break; // live: `pending` carries on in the stream below
       pending = undefined;
       if (r.done) {

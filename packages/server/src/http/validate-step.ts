@@ -56,7 +56,11 @@ export function validationStep(spec: ValidationSpec, rest: Step, route: Compiled
         // request now, once, and the header reads below come from the copy.
         req._snapshot();
         const read = readBody(req, consumes).then((raw) => assignBody(req, body(raw)));
-        if (pending === undefined) return read.then(() => rest(req, res), (err) => route.fail(err, req, res));
+        if (pending === undefined)
+          return read.then(
+            () => rest(req, res),
+            (err) => route.fail(err, req, res),
+          );
         pending.push(read);
       }
     } catch (err) {
@@ -123,4 +127,3 @@ async function readFormOrText(req: Request<any>, kind: BodyKind): Promise<unknow
   }
   return out;
 }
-

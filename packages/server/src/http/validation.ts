@@ -56,7 +56,9 @@ function asZod(schema: Schema): ZodLike | undefined {
     : undefined;
 }
 
-function mapIssues(issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment> | undefined }>): ValidationIssue[] {
+function mapIssues(
+  issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment> | undefined }>,
+): ValidationIssue[] {
   return issues.map((issue) => ({
     path: (issue.path ?? []).map((seg) => {
       const key = typeof seg === 'object' && seg !== null ? seg.key : seg;

@@ -71,9 +71,25 @@ export interface WsBehavior<Data, E> {
 
 /** Every key of a ws route (`hooks`: the route's lifecycle hooks); one added to WsBehavior and not here fails to compile. */
 const WS_KEYS = Object.keys({
-  upgrade: true, allowedOrigins: true, open: true, subscribe: true, events: true, message: true, drain: true, close: true, maxPayloadLength: true,
-  idleTimeout: true, maxBackpressure: true, backpressure: true, compression: true, maxLifetime: true, sendPingsAutomatically: true,
-  maxSubscriptions: true, maxPendingRequests: true, rateLimit: true, hooks: true,
+  upgrade: true,
+  allowedOrigins: true,
+  open: true,
+  subscribe: true,
+  events: true,
+  message: true,
+  drain: true,
+  close: true,
+  maxPayloadLength: true,
+  idleTimeout: true,
+  maxBackpressure: true,
+  backpressure: true,
+  compression: true,
+  maxLifetime: true,
+  sendPingsAutomatically: true,
+  maxSubscriptions: true,
+  maxPendingRequests: true,
+  rateLimit: true,
+  hooks: true,
 } satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
 const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
 
@@ -100,25 +116,33 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
   };
   checkKnownKeys(`ws ${path}`, b, WS_KEYS);
   const maxPayloadLength = b.maxPayloadLength ?? 64 * 1024;
-  if (!Number.isInteger(maxPayloadLength) || maxPayloadLength < 1 || maxPayloadLength > 64 * 1024 * 1024) fail('maxPayloadLength must be an integer from 1 to 67108864');
+  if (!Number.isInteger(maxPayloadLength) || maxPayloadLength < 1 || maxPayloadLength > 64 * 1024 * 1024)
+    fail('maxPayloadLength must be an integer from 1 to 67108864');
   const idleTimeout = b.idleTimeout ?? 120;
-  if (!Number.isInteger(idleTimeout) || !(idleTimeout === 0 || (idleTimeout >= 8 && idleTimeout <= 960))) fail('idleTimeout must be 0 or an integer from 8 to 960 seconds');
+  if (!Number.isInteger(idleTimeout) || !(idleTimeout === 0 || (idleTimeout >= 8 && idleTimeout <= 960)))
+    fail('idleTimeout must be 0 or an integer from 8 to 960 seconds');
   const maxBackpressure = b.maxBackpressure ?? 1024 * 1024;
-  if (!Number.isInteger(maxBackpressure) || maxBackpressure < 1024 || maxBackpressure > 1024 * 1024 * 1024) fail('maxBackpressure must be an integer from 1024 to 1073741824 bytes');
+  if (!Number.isInteger(maxBackpressure) || maxBackpressure < 1024 || maxBackpressure > 1024 * 1024 * 1024)
+    fail('maxBackpressure must be an integer from 1024 to 1073741824 bytes');
   const maxLifetime = b.maxLifetime ?? 0;
   if (!Number.isInteger(maxLifetime) || maxLifetime < 0 || maxLifetime > 240) fail('maxLifetime must be an integer from 0 to 240 minutes');
-  if (b.backpressure !== undefined && b.backpressure !== 'close' && b.backpressure !== 'drop') fail("backpressure must be 'close' or 'drop'");
+  if (b.backpressure !== undefined && b.backpressure !== 'close' && b.backpressure !== 'drop')
+    fail("backpressure must be 'close' or 'drop'");
   const maxSubscriptions = b.maxSubscriptions ?? 1000;
-  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1 || maxSubscriptions > 1_000_000) fail('maxSubscriptions must be an integer from 1 to 1000000');
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1 || maxSubscriptions > 1_000_000)
+    fail('maxSubscriptions must be an integer from 1 to 1000000');
   const maxPendingRequests = b.maxPendingRequests ?? DEFAULT_MAX_PENDING;
-  if (!Number.isInteger(maxPendingRequests) || maxPendingRequests < 1 || maxPendingRequests > 1_000_000) fail('maxPendingRequests must be an integer from 1 to 1000000');
+  if (!Number.isInteger(maxPendingRequests) || maxPendingRequests < 1 || maxPendingRequests > 1_000_000)
+    fail('maxPendingRequests must be an integer from 1 to 1000000');
   const o = b.allowedOrigins;
-  if (o !== undefined && o !== '*' && typeof o !== 'function' && !(Array.isArray(o) && o.every((x) => typeof x === 'string'))) fail("allowedOrigins must be '*', a list of origins or a function");
+  if (o !== undefined && o !== '*' && typeof o !== 'function' && !(Array.isArray(o) && o.every((x) => typeof x === 'string')))
+    fail("allowedOrigins must be '*', a list of origins or a function");
   for (const hook of ['upgrade', 'open', 'subscribe', 'message', 'drain', 'close'] as const) {
     if (b[hook] !== undefined && typeof b[hook] !== 'function') fail(`${hook} must be a function`);
   }
   checkWsRouteHooks(b.hooks, fail);
-  if (b.events !== undefined && (typeof b.events !== 'object' || b.events === null)) fail('events must be an object of { schema?, handler } by event name');
+  if (b.events !== undefined && (typeof b.events !== 'object' || b.events === null))
+    fail('events must be an object of { schema?, handler } by event name');
   for (const [name, def] of Object.entries(b.events ?? {})) {
     if (!isValidEventName(name)) fail(`invalid event name ${JSON.stringify(name)}`);
     if (typeof def === 'function') fail(`event ${name} must be { handler } (or { schema, handler }), not a bare function`);
@@ -127,7 +151,18 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     checkKnownKeys(`ws ${path}: event ${name}`, def as object, EVENT_KEYS);
     if (typeof (def as WsEvent<unknown, unknown>).handler !== 'function') fail(`event ${name} needs a handler`);
     const schema = (def as WsEvent<unknown, unknown>).schema;
-    if (schema !== undefined && !isSchema(schema)) fail(`event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`);
+    if (schema !== undefined && !isSchema(schema))
+      fail(
+        `event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`,
+      );
   }
-  return { maxPayloadLength, idleTimeout, maxBackpressure, maxLifetime, maxSubscriptions, maxPendingRequests, rateLimit: checkWsRateLimit(path, b.rateLimit) };
+  return {
+    maxPayloadLength,
+    idleTimeout,
+    maxBackpressure,
+    maxLifetime,
+    maxSubscriptions,
+    maxPendingRequests,
+    rateLimit: checkWsRateLimit(path, b.rateLimit),
+  };
 }

@@ -6,7 +6,18 @@ import { HttpError, ValidationError } from '../http/errors.ts';
 import { compileValidator, type Schema, type Validator } from '../http/validation.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Limits, WsBehavior, WsEvent } from './behavior.ts';
-import { RESERVED_PREFIX, deniedFrame, encodeData, errorFrame, isValidTopic, pongFrame, readRef, replyFrame, subscribedFrame, unsubscribedFrame } from './protocol.ts';
+import {
+  RESERVED_PREFIX,
+  deniedFrame,
+  encodeData,
+  errorFrame,
+  isValidTopic,
+  pongFrame,
+  readRef,
+  replyFrame,
+  subscribedFrame,
+  unsubscribedFrame,
+} from './protocol.ts';
 import { replyReceived, type Socket, type SocketHub } from './socket.ts';
 import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
@@ -35,7 +46,11 @@ function answer(s: Socket<any>, text: string, async: boolean): void {
 }
 
 // Built once: the answers to frames nothing on the route reads.
-const NOT_PROTOCOL_TEXT = errorFrame(undefined, 'BAD_FRAME', 'Not a protocol frame (those start with {"type":"), and this route has no message handler');
+const NOT_PROTOCOL_TEXT = errorFrame(
+  undefined,
+  'BAD_FRAME',
+  'Not a protocol frame (those start with {"type":"), and this route has no message handler',
+);
 const NOT_PROTOCOL_BINARY = errorFrame(undefined, 'BAD_FRAME', 'Binary frame, and this route has no message handler');
 
 /**
@@ -49,16 +64,30 @@ export function refuseNonProtocolFrame(s: Socket<any>, isBinary: boolean, size: 
 }
 
 /** Compiled once per route (route.ts). @internal */
-export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Logger, hub: SocketHub, onEvent: readonly WsHooks['onEvent'][] = []): ControlHandler {
+export function compileControl(
+  b: WsBehavior<any, any>,
+  limits: Limits,
+  log: Logger,
+  hub: SocketHub,
+  onEvent: readonly WsHooks['onEvent'][] = [],
+): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
-    events.set(name, { validate: def.schema ? compileValidator('body', def.schema) : null, handler: def.handler as CompiledEvent['handler'] });
+    events.set(name, {
+      validate: def.schema ? compileValidator('body', def.schema) : null,
+      handler: def.handler as CompiledEvent['handler'],
+    });
   }
 
   const maxSubscriptions = limits.maxSubscriptions;
   const overSubscribed = (s: Socket<any>, topic: string) => s.subscriptionCount >= maxSubscriptions && !s.isSubscribed(topic);
 
-  const subscribeOne = (s: Socket<any>, topic: unknown, ref: number | undefined, history: HistoryRequest | null): Promise<void> | undefined => {
+  const subscribeOne = (
+    s: Socket<any>,
+    topic: unknown,
+    ref: number | undefined,
+    history: HistoryRequest | null,
+  ): Promise<void> | undefined => {
     if (!isValidTopic(topic)) return void answer(s, deniedFrame(topic, ref, 'invalid topic'), false);
     if (topic.startsWith(RESERVED_PREFIX)) return void answer(s, deniedFrame(topic, ref, 'reserved topic'), false);
     if (overSubscribed(s, topic)) return void answer(s, deniedFrame(topic, ref, TOO_MANY), false);
@@ -124,16 +153,28 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
         gate
           .then(() => (ev.validate ? ev.validate(data) : data))
           .then((v) => ev.handler(s, v))
-          .then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+          .then(
+            (v) => reply(v, true),
+            (err) => eventError(s, ref, err, true),
+          );
         return;
       }
       const checked = ev.validate ? ev.validate(data) : data;
       if (checked instanceof Promise) {
-        checked.then((v) => Promise.resolve(ev.handler(s, v))).then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+        checked
+          .then((v) => Promise.resolve(ev.handler(s, v)))
+          .then(
+            (v) => reply(v, true),
+            (err) => eventError(s, ref, err, true),
+          );
         return;
       }
       const out = ev.handler(s, checked);
-      if (out instanceof Promise) out.then((v) => reply(v, true), (err) => eventError(s, ref, err, true));
+      if (out instanceof Promise)
+        out.then(
+          (v) => reply(v, true),
+          (err) => eventError(s, ref, err, true),
+        );
       else reply(out, false);
     } catch (err) {
       eventError(s, ref, err, false);
@@ -151,7 +192,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
     switch (frame.type) {
       case 'subscribe': {
         const topics = frame.topics !== undefined ? frame.topics : [frame.topic];
-        if (!Array.isArray(topics) || topics.length > MAX_TOPICS_PER_FRAME) return answer(s, errorFrame(ref, 'BAD_FRAME', 'topics must be an array of at most 1000 topics'), false);
+        if (!Array.isArray(topics) || topics.length > MAX_TOPICS_PER_FRAME)
+          return answer(s, errorFrame(ref, 'BAD_FRAME', 'topics must be an array of at most 1000 topics'), false);
         const history = readHistoryRequest(frame);
         if (typeof history === 'string') {
           log.warn({ ip: s.ip, since: frame.since, last: frame.last }, `websocket subscribe refused: ${history}`);
@@ -176,7 +218,8 @@ export function compileControl(b: WsBehavior<any, any>, limits: Limits, log: Log
         return answer(s, pongFrame(ref), false);
       case 'presence':
         return presence(s, frame.topic, ref);
-      case 'reply': { // the client's answer to a server → client request (requests.ts)
+      case 'reply': {
+        // the client's answer to a server → client request (requests.ts)
         const bad = replyReceived(s, frame, log);
         return bad === null ? undefined : answer(s, bad, false);
       }

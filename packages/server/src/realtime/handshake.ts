@@ -12,7 +12,10 @@ export function refuseWsVersion(ures: UwsResponse, ureq: UwsRequest, logger: Log
   const version = ureq.getHeader('sec-websocket-version');
   if (version === '13') return false;
   logger.info({ url: ureq.getUrl(), version }, 'websocket upgrade refused: unsupported Sec-WebSocket-Version');
-  ures.writeStatus('426 Upgrade Required').writeHeader('sec-websocket-version', '13').writeHeader('content-type', 'text/plain; charset=utf-8');
+  ures
+    .writeStatus('426 Upgrade Required')
+    .writeHeader('sec-websocket-version', '13')
+    .writeHeader('content-type', 'text/plain; charset=utf-8');
   ures.end(`Unsupported Sec-WebSocket-Version ${JSON.stringify(version)}; this server speaks 13`);
   return true;
 }

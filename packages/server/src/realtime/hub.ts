@@ -73,7 +73,9 @@ export class WsHub {
   defineTopic(pattern: string, options: TopicOptions): ResolvedTopicOptions {
     const h = options?.history;
     if (h !== undefined && h.store?.shared !== true && (h.store !== undefined || !this.history.sharedDefault) && this.remote !== null) {
-      throw new TypeError(`topic ${pattern}: history with a bus (cluster(), Redis, NATS) needs a store all processes share, e.g. history: { size, store: redisHistory({ url }) } from @tachyon/redis (docs/history.md)`);
+      throw new TypeError(
+        `topic ${pattern}: history with a bus (cluster(), Redis, NATS) needs a store all processes share, e.g. history: { size, store: redisHistory({ url }) } from @tachyon/redis (docs/history.md)`,
+      );
     }
     return this.topics.define(pattern, options);
   }
@@ -90,7 +92,14 @@ export class WsHub {
   }
 
   /** A subscribe the route allowed, on a history topic. @internal */
-  subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void {
+  subscribeHistory(
+    s: Socket<any>,
+    topic: string,
+    h: Readonly<HistoryOptions>,
+    request: HistoryRequest | null,
+    ref: number | undefined,
+    async: boolean,
+  ): void {
     this.history.subscribe(s, topic, h, request, ref, async);
   }
 
@@ -109,7 +118,10 @@ export class WsHub {
 
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
-    const started = this.bus.start(this.deliver, { logger: this.logger, localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)) });
+    const started = this.bus.start(this.deliver, {
+      logger: this.logger,
+      localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)),
+    });
     // Presence announces over the bus, so it starts once the bus has.
     const presence = this.presence;
     if (presence === null) return started;
@@ -212,7 +224,12 @@ export class WsHub {
   }
 
   /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts). */
-  requestAll<Reply>(topic: string, event: string, data: unknown, options: SocketRequestOptions | undefined): Promise<RequestAllResult<Reply>> {
+  requestAll<Reply>(
+    topic: string,
+    event: string,
+    data: unknown,
+    options: SocketRequestOptions | undefined,
+  ): Promise<RequestAllResult<Reply>> {
     assertTopic(topic);
     assertEventName(event);
     const json = encodeData(data);
@@ -265,7 +282,10 @@ export class WsHub {
     assertEventName(event);
     const volatile = options?.volatile === true;
     const h = this.historyOf(topic);
-    if (h !== null && volatile) throw new TypeError(`volatile publish to ${topic}: a history topic keeps every event; publish volatile events on a topic without history`);
+    if (h !== null && volatile)
+      throw new TypeError(
+        `volatile publish to ${topic}: a history topic keeps every event; publish volatile events on a topic without history`,
+      );
     if (this.uws === null) return false;
     const json = encodeData(data);
     if (h !== null) return this.publishHistory(topic, event, json, h, null);
@@ -368,7 +388,10 @@ export class WsHub {
     const gone = new Promise<void>((resolve) => this.idle.push(resolve));
     for (const s of [...this.sockets]) s.close(code, reason);
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([gone.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout)))]);
+    const timedOut = await Promise.race([
+      gone.then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
+    ]);
     clearTimeout(timer);
     if (timedOut) for (const s of [...this.sockets]) s.terminate();
   }

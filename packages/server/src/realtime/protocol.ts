@@ -31,11 +31,13 @@ export const isValidTopic = (topic: unknown): topic is string => isValidName(top
 export const isValidEventName = (event: unknown): event is string => isValidName(event, 128, checkedEvents);
 
 export function assertTopic(topic: string): void {
-  if (!isValidTopic(topic)) throw new TypeError(`Invalid topic ${JSON.stringify(topic)}: 1-256 printable ASCII characters, no quotes or backslashes`);
+  if (!isValidTopic(topic))
+    throw new TypeError(`Invalid topic ${JSON.stringify(topic)}: 1-256 printable ASCII characters, no quotes or backslashes`);
 }
 
 export function assertEventName(event: string): void {
-  if (!isValidEventName(event)) throw new TypeError(`Invalid event name ${JSON.stringify(event)}: 1-128 printable ASCII characters, no quotes or backslashes`);
+  if (!isValidEventName(event))
+    throw new TypeError(`Invalid event name ${JSON.stringify(event)}: 1-128 printable ASCII characters, no quotes or backslashes`);
 }
 
 /** JSON text of `data`, or undefined when there is none. Serialized once per publish. */
@@ -59,9 +61,11 @@ export type ErrorCode = 'BAD_FRAME' | 'UNKNOWN_EVENT' | 'VALIDATION' | 'HANDLER_
 
 const ref = (r: number | undefined) => (r === undefined ? '' : `,"ref":${r}`);
 
-export const replyFrame = (r: number, json: string | undefined) => (json === undefined ? `{"type":"reply","ref":${r}}` : `{"type":"reply","ref":${r},"data":${json}}`);
+export const replyFrame = (r: number, json: string | undefined) =>
+  json === undefined ? `{"type":"reply","ref":${r}}` : `{"type":"reply","ref":${r},"data":${json}}`;
 export const subscribedFrame = (topic: string, r: number | undefined) => `{"type":"subscribed","topic":${JSON.stringify(topic)}${ref(r)}}`;
-export const unsubscribedFrame = (topic: string, r: number | undefined) => `{"type":"unsubscribed","topic":${JSON.stringify(topic)}${ref(r)}}`;
+export const unsubscribedFrame = (topic: string, r: number | undefined) =>
+  `{"type":"unsubscribed","topic":${JSON.stringify(topic)}${ref(r)}}`;
 export const deniedFrame = (topic: unknown, r: number | undefined, reason: string) =>
   `{"type":"denied","topic":${JSON.stringify(typeof topic === 'string' ? topic : String(topic))}${ref(r)},"reason":${JSON.stringify(reason)}}`;
 export const pongFrame = (r: number | undefined) => `{"type":"pong"${ref(r)}}`;

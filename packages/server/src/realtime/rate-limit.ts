@@ -50,7 +50,10 @@ export interface CompiledWsRateLimit {
 }
 
 const KNOWN = Object.keys({ upgrades: true, messagesPerSecond: true, closeAfter: true } satisfies Record<keyof WsRateLimit, true>);
-const UPGRADE_KNOWN = Object.keys({ window: true, max: true, key: true, store: true } satisfies Record<keyof NonNullable<WsRateLimit['upgrades']>, true>);
+const UPGRADE_KNOWN = Object.keys({ window: true, max: true, key: true, store: true } satisfies Record<
+  keyof NonNullable<WsRateLimit['upgrades']>,
+  true
+>);
 
 /** Checks the option when the route is declared; null when absent. */
 export function checkWsRateLimit(path: string, option: WsRateLimit | undefined): CompiledWsRateLimit | null {
@@ -61,7 +64,8 @@ export function checkWsRateLimit(path: string, option: WsRateLimit | undefined):
   if (typeof option !== 'object' || option === null) fail(' must be an object { upgrades, messagesPerSecond, closeAfter }');
   checkKnownKeys(`ws ${path}: rateLimit`, option, KNOWN);
   const perSecond = option.messagesPerSecond ?? 0;
-  if (option.messagesPerSecond !== undefined && !(Number.isInteger(perSecond) && perSecond >= 1)) fail('.messagesPerSecond must be a positive integer');
+  if (option.messagesPerSecond !== undefined && !(Number.isInteger(perSecond) && perSecond >= 1))
+    fail('.messagesPerSecond must be a positive integer');
   const closeAfter = option.closeAfter ?? 50;
   if (!(Number.isInteger(closeAfter) && closeAfter >= 0)) fail('.closeAfter must be a non-negative integer');
   let upgrades: UpgradeLimiter | null = null;
@@ -73,7 +77,8 @@ export function checkWsRateLimit(path: string, option: WsRateLimit | undefined):
     if (!Number.isInteger(u.max) || u.max < 1) fail('.upgrades.max must be a positive integer');
     if (u.key !== undefined && typeof u.key !== 'function') fail('.upgrades.key must be a function (req) => string');
     const store = u.store ?? new MemoryRateLimitStore();
-    if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') fail('.upgrades.store must implement increment(key, windowMs) and reset(key)');
+    if (typeof store !== 'object' || store === null || typeof store.increment !== 'function')
+      fail('.upgrades.store must implement increment(key, windowMs) and reset(key)');
     upgrades = new UpgradeLimiter(u.window, u.max, u.key, store);
   }
   if (upgrades === null && perSecond === 0) fail(' needs upgrades or messagesPerSecond');
@@ -107,14 +112,19 @@ export class UpgradeLimiter {
     } catch (err) {
       return this.storeFailed(err, log);
     }
-    if (isPromise(hit)) return Promise.resolve(hit).then((h) => this.decide(h, key, log), (err) => this.storeFailed(err, log));
+    if (isPromise(hit))
+      return Promise.resolve(hit).then(
+        (h) => this.decide(h, key, log),
+        (err) => this.storeFailed(err, log),
+      );
     this.decide(hit, key, log);
   }
 
   private decide(hit: RateLimitHit, key: string, log: Logger): void {
     if (hit.count <= this.max) return;
     const retry = Math.max(1, Math.ceil((hit.resetAt - Date.now()) / 1000));
-    if (hit.count === this.max + 1) log.warn({ key, max: this.max, window: this.windowMs }, 'websocket upgrades over the rate limit: refusing with 429');
+    if (hit.count === this.max + 1)
+      log.warn({ key, max: this.max, window: this.windowMs }, 'websocket upgrades over the rate limit: refusing with 429');
     throw new HttpError(429, 'Too Many Requests', { headers: { 'retry-after': String(retry) } });
   }
 

@@ -13,7 +13,12 @@ export interface RequestAllResult<Reply = unknown> {
 }
 
 /** Asks each socket (a snapshot taken now) and waits until every request settled. */
-export async function requestAll<Reply>(subscribers: Iterable<Socket<any>>, event: string, json: string | undefined, ms: number): Promise<RequestAllResult<Reply>> {
+export async function requestAll<Reply>(
+  subscribers: Iterable<Socket<any>>,
+  event: string,
+  json: string | undefined,
+  ms: number,
+): Promise<RequestAllResult<Reply>> {
   const asked = [...subscribers];
   const settled = await Promise.allSettled(asked.map((s) => requestEncoded<Reply>(s, event, json, ms)));
   const result: RequestAllResult<Reply> = { replies: [], missing: [] };
@@ -22,7 +27,10 @@ export async function requestAll<Reply>(subscribers: Iterable<Socket<any>>, even
     const outcome = settled[i]!;
     if (outcome.status === 'fulfilled') result.replies.push({ id, data: outcome.value });
     else {
-      const error = outcome.reason instanceof SocketRequestError ? outcome.reason : new SocketRequestError('CLIENT_ERROR', event, String(outcome.reason));
+      const error =
+        outcome.reason instanceof SocketRequestError
+          ? outcome.reason
+          : new SocketRequestError('CLIENT_ERROR', event, String(outcome.reason));
       result.missing.push({ id, error });
     }
   }

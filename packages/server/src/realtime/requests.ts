@@ -35,7 +35,8 @@ const MAX_TIMER = 2 ** 31 - 1;
 /** Milliseconds to wait, or 0 for none; throws on a value that is not a duration. */
 export function requestTimeout(options: SocketRequestOptions | undefined): number {
   const t = options?.timeout ?? DEFAULT_TIMEOUT;
-  if (typeof t !== 'number' || Number.isNaN(t) || t < 0) throw new TypeError(`request timeout must be a number of milliseconds ≥ 0 (0 or Infinity: none), got ${String(t)}`);
+  if (typeof t !== 'number' || Number.isNaN(t) || t < 0)
+    throw new TypeError(`request timeout must be a number of milliseconds ≥ 0 (0 or Infinity: none), got ${String(t)}`);
   if (t === 0 || t === Infinity) return 0;
   if (t > MAX_TIMER) throw new TypeError(`request timeout must be at most ${MAX_TIMER} ms (or Infinity), got ${t}`);
   return t;
@@ -50,7 +51,9 @@ interface Pending {
 
 /** `{"type":"request",…}`: the event name was validated, `json` is the data's JSON or undefined. */
 export const requestFrame = (id: number, event: string, json: string | undefined) =>
-  json === undefined ? `{"type":"request","id":${id},"event":"${event}"}` : `{"type":"request","id":${id},"event":"${event}","data":${json}}`;
+  json === undefined
+    ? `{"type":"request","id":${id},"event":"${event}"}`
+    : `{"type":"request","id":${id},"event":"${event}","data":${json}}`;
 
 /** Fires a request's timeout; module-level so that arming it builds no closure. */
 function expire(requests: PendingRequests, id: number, ms: number): void {
@@ -77,7 +80,11 @@ export class PendingRequests {
    */
   open(event: string, ms: number, resolve: (v: unknown) => void, reject: (e: SocketRequestError) => void): number | SocketRequestError {
     if (this.map.size >= this.limit) {
-      return new SocketRequestError('TOO_MANY_REQUESTS', event, `Request "${event}" refused: ${this.limit} requests to this client are already pending (the route's maxPendingRequests)`);
+      return new SocketRequestError(
+        'TOO_MANY_REQUESTS',
+        event,
+        `Request "${event}" refused: ${this.limit} requests to this client are already pending (the route's maxPendingRequests)`,
+      );
     }
     const id = ++this.next;
     this.map.set(id, { resolve, reject, event, timer: ms === 0 ? undefined : setTimeout(expire, ms, this, id, ms) });
@@ -118,7 +125,8 @@ export function settleReply(requests: PendingRequests | null, frame: Record<stri
   const id = readRef(frame.id);
   const error = frame.error;
   if (id === undefined) return errorFrame(undefined, 'BAD_FRAME', 'reply needs an integer id');
-  if (error !== undefined && (typeof error !== 'object' || error === null)) return errorFrame(undefined, 'BAD_FRAME', 'reply error must be an object');
+  if (error !== undefined && (typeof error !== 'object' || error === null))
+    return errorFrame(undefined, 'BAD_FRAME', 'reply error must be an object');
   const p = requests?.take(id);
   if (p === undefined) {
     log.debug({ id }, 'websocket: reply for no pending request');

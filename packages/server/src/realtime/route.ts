@@ -25,7 +25,14 @@ export interface WsAppParts {
   RequestClass: typeof Request;
 }
 
-export function compileWsRoute(spec: WsRouteSpec, settings: Settings, hub: WsHub, uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number }, tls: boolean, app: WsAppParts): UwsWebSocketBehavior {
+export function compileWsRoute(
+  spec: WsRouteSpec,
+  settings: Settings,
+  hub: WsHub,
+  uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number },
+  tls: boolean,
+  app: WsAppParts,
+): UwsWebSocketBehavior {
   const b = spec.behavior;
   const hooks = wsHooksFor(app.hooks, b.hooks);
   const limits = checkWsBehavior(spec.pattern.path, b);

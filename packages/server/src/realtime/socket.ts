@@ -28,7 +28,14 @@ export interface SocketHub {
   /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
   publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any> | null): boolean;
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
-  subscribeHistory(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void;
+  subscribeHistory(
+    s: Socket<any>,
+    topic: string,
+    h: Readonly<HistoryOptions>,
+    request: HistoryRequest | null,
+    ref: number | undefined,
+    async: boolean,
+  ): void;
   /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
   readonly presence: SocketPresence | null;
 }

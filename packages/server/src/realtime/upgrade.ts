@@ -24,7 +24,15 @@ export interface UpgradeData {
 }
 
 /** Builds the uWS `upgrade` handler for one route (once, at startup). */
-export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: SocketPolicy, tls: boolean, limiter: UpgradeLimiter | null, onUpgrade: readonly WsHooks['onUpgrade'][], RequestClass: typeof Request = Request): NonNullable<UwsWebSocketBehavior['upgrade']> {
+export function compileUpgrade(
+  spec: WsRouteSpec,
+  settings: Settings,
+  policy: SocketPolicy,
+  tls: boolean,
+  limiter: UpgradeLimiter | null,
+  onUpgrade: readonly WsHooks['onUpgrade'][],
+  RequestClass: typeof Request = Request,
+): NonNullable<UwsWebSocketBehavior['upgrade']> {
   const b = spec.behavior;
   const log = settings.logger;
   const hooks: ResponseHooks = {
@@ -63,9 +71,19 @@ export function compileUpgrade(spec: WsRouteSpec, settings: Settings, policy: So
       // (less garbage per connection). A refused origin takes the full path below.
       const origin = ureq.getHeader('origin');
       if (origin === '' || originMatches(staticOrigins, origin, ureq.getHeader('host') || undefined)) {
-        const ip = resolveClientIp(asciiText(ures.getRemoteAddressAsText()), ureq.getHeader('x-forwarded-for') || undefined, settings.trustProxy);
+        const ip = resolveClientIp(
+          asciiText(ures.getRemoteAddressAsText()),
+          ureq.getHeader('x-forwarded-for') || undefined,
+          settings.trustProxy,
+        );
         const data: UpgradeData = { socket: new Socket(undefined, ip, policy), deferOpen: false, budget: null };
-        ures.upgrade(data, ureq.getHeader('sec-websocket-key'), ureq.getHeader('sec-websocket-protocol'), ureq.getHeader('sec-websocket-extensions'), context);
+        ures.upgrade(
+          data,
+          ureq.getHeader('sec-websocket-key'),
+          ureq.getHeader('sec-websocket-protocol'),
+          ureq.getHeader('sec-websocket-extensions'),
+          context,
+        );
         return;
       }
     }

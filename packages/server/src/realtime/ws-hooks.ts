@@ -33,7 +33,8 @@ export function checkWsRouteHooks(hooks: unknown, fail: (msg: string) => never):
   if (typeof hooks !== 'object' || hooks === null) fail('hooks must be an object like { onEvent: [fn] }');
   for (const [name, value] of Object.entries(hooks as object)) {
     if (!WS_HOOK_NAMES.has(name)) fail(`unknown hook "${name}" (WebSocket route hooks: ${[...WS_HOOK_NAMES].join(', ')})`);
-    for (const fn of Array.isArray(value) ? value : [value]) if (typeof fn !== 'function') fail(`hook "${name}" must be a function, got ${fn === null ? 'null' : typeof fn}`);
+    for (const fn of Array.isArray(value) ? value : [value])
+      if (typeof fn !== 'function') fail(`hook "${name}" must be a function, got ${fn === null ? 'null' : typeof fn}`);
   }
 }
 
@@ -53,11 +54,18 @@ export function wsHooksFor(app: WsHookLists, route: WsRouteHooks | undefined): W
  * promise when one was async; a hook that returns false refuses with `refusal()`, one that
  * throws or rejects refuses with its error.
  */
-export function runGate(list: readonly ((a: any, b?: any, c?: any) => unknown)[], refusal: () => Error, a: unknown, b?: unknown, c?: unknown, from = 0): Promise<void> | undefined {
+export function runGate(
+  list: readonly ((a: any, b?: any, c?: any) => unknown)[],
+  refusal: () => Error,
+  a: unknown,
+  b?: unknown,
+  c?: unknown,
+  from = 0,
+): Promise<void> | undefined {
   for (let i = from; i < list.length; i++) {
     const out = list[i]!(a, b, c);
     if (out === false) throw refusal();
-    if (out instanceof Promise || (typeof (out as PromiseLike<unknown> | null)?.then === 'function')) {
+    if (out instanceof Promise || typeof (out as PromiseLike<unknown> | null)?.then === 'function') {
       return Promise.resolve(out).then((v) => {
         if (v === false) throw refusal();
         return runGate(list, refusal, a, b, c, i + 1);

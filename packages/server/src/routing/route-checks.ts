@@ -15,7 +15,9 @@ export function checkRouteTable(routes: readonly FlatRoute[], trailingSlash: 'ig
       const earlier = seen.get(key);
       if (earlier !== undefined) {
         const bySlash = unnamed(earlier) !== unnamed(r.pattern.path);
-        throw new TypeError(`Route ${method} ${r.pattern.path} is declared twice (first as ${method} ${earlier}${bySlash ? `; with trailingSlash '${trailingSlash}' they match the same URLs` : ''}): only one could ever run`);
+        throw new TypeError(
+          `Route ${method} ${r.pattern.path} is declared twice (first as ${method} ${earlier}${bySlash ? `; with trailingSlash '${trailingSlash}' they match the same URLs` : ''}): only one could ever run`,
+        );
       }
       seen.set(key, r.pattern.path);
     }
@@ -26,7 +28,9 @@ export function checkRouteTable(routes: readonly FlatRoute[], trailingSlash: 'ig
       for (const k of keys) {
         if (!have.has(k)) {
           const names = [...have].map((n) => (n === '*' ? '*' : `:${n}`)).join(', ') || 'none';
-          throw new TypeError(`Route ${method} ${r.pattern.path}: the params schema has a key "${k}" that the path does not declare (path params: ${names})`);
+          throw new TypeError(
+            `Route ${method} ${r.pattern.path}: the params schema has a key "${k}" that the path does not declare (path params: ${names})`,
+          );
         }
       }
     }

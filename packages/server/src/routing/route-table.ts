@@ -50,7 +50,13 @@ export function rootScope(root: Router): Pick<FlatRoute, 'hooks' | 'requestDecor
 }
 
 function flatten(router: Router, prefix: string, inherited: Inherited, out: FlatRoute[]): void {
-  const scoped = [...inherited.middleware, ...router._middleware.map((m: MiddlewareRecord) => ({ prefix: m.prefix === null ? null : joinPaths(prefix, m.prefix), handlers: m.handlers }))];
+  const scoped = [
+    ...inherited.middleware,
+    ...router._middleware.map((m: MiddlewareRecord) => ({
+      prefix: m.prefix === null ? null : joinPaths(prefix, m.prefix),
+      handlers: m.handlers,
+    })),
+  ];
   const errorChain = router._errorHandler ? [router._errorHandler, ...inherited.errors] : inherited.errors;
   const own: Inherited = {
     middleware: scoped,
@@ -61,7 +67,15 @@ function flatten(router: Router, prefix: string, inherited: Inherited, out: Flat
   };
   for (const record of router._routes) {
     const pattern = parsePattern(joinPaths(prefix, record.path));
-    out.push({ record, pattern, middleware: middlewareFor(pattern, scoped), errorHandlers: errorChain, hooks: mergeHooks(own.hooks, record.hooks), requestDecorations: own.requestDecorations, replyDecorations: own.replyDecorations });
+    out.push({
+      record,
+      pattern,
+      middleware: middlewareFor(pattern, scoped),
+      errorHandlers: errorChain,
+      hooks: mergeHooks(own.hooks, record.hooks),
+      requestDecorations: own.requestDecorations,
+      replyDecorations: own.replyDecorations,
+    });
   }
   for (const child of router._children) flatten(child.router, joinPaths(prefix, child.prefix), own, out);
 }

@@ -26,7 +26,12 @@ export interface MiddlewareRecord {
 /** Registers a route: `(path, ...handlers)` or `(path, options, ...handlers)`. */
 export interface RouteMethod<Self> {
   <Path extends string>(path: Path, handler: Handler<RequestFor<Path, {}>>, ...more: Handler<RequestFor<Path, {}>>[]): Self;
-  <Path extends string, const O extends RouteOptions>(path: Path, options: O, handler: Handler<RequestFor<Path, O>>, ...more: Handler<RequestFor<Path, O>>[]): Self;
+  <Path extends string, const O extends RouteOptions>(
+    path: Path,
+    options: O,
+    handler: Handler<RequestFor<Path, O>>,
+    ...more: Handler<RequestFor<Path, O>>[]
+  ): Self;
 }
 
 export class Router {
@@ -61,7 +66,8 @@ export class Router {
       if (typeof options !== 'object' || options === null) throw new TypeError(`Route options for ${path} must be an object`);
       checkOptions(`${method ?? 'ANY'} ${path}`, options);
       if (rest.length === 0) throw new TypeError(`Route ${method ?? 'ANY'} ${path} needs a handler`);
-      for (const h of rest) if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
+      for (const h of rest)
+        if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
       const hooks = routeHookLists(`Route ${method ?? 'ANY'} ${path}`, options.hooks);
       this._routes.push({ method, path, options, handlers: rest as Handler<any>[], hooks });
       return this;
@@ -82,7 +88,8 @@ export class Router {
         const at = prefix ?? '/';
         throw new TypeError(`use() got a Router: routers are mounted with attach(), e.g. app.attach(${JSON.stringify(at)}, router)`);
       }
-      if (typeof h !== 'function') throw new TypeError(`Middleware must be a function (req, res, next), got ${h === null ? 'null' : typeof h}`);
+      if (typeof h !== 'function')
+        throw new TypeError(`Middleware must be a function (req, res, next), got ${h === null ? 'null' : typeof h}`);
     }
     this._middleware.push({ prefix, handlers });
     return this;
@@ -107,7 +114,10 @@ export class Router {
 
   /** Throws once the app has started: routes, hooks and plugins are compiled once, at start. @internal */
   _checkOpen(what: string): void {
-    if (this._frozen) throw new Error(`${what} after the app started: declare routes, middleware, hooks and plugins before listen() or the first app.request()`);
+    if (this._frozen)
+      throw new Error(
+        `${what} after the app started: declare routes, middleware, hooks and plugins before listen() or the first app.request()`,
+      );
   }
 }
 
@@ -115,7 +125,17 @@ const SCHEMA_KEYS = ['params', 'query', 'body', 'headers', 'cookies'] as const;
 const BODY_KINDS = new Set(['json', 'urlencoded', 'multipart', 'text']);
 /** Every route option: one added to RouteOptions and not here fails to compile (`hooks`: lifecycle hooks per route). */
 const ROUTE_KEYS = Object.keys({
-  params: true, query: true, body: true, headers: true, cookies: true, bodyLimit: true, consumes: true, timeout: true, compress: true, dedup: true, hooks: true,
+  params: true,
+  query: true,
+  body: true,
+  headers: true,
+  cookies: true,
+  bodyLimit: true,
+  consumes: true,
+  timeout: true,
+  compress: true,
+  dedup: true,
+  hooks: true,
 } satisfies Record<keyof RouteOptions | 'hooks', true>);
 
 /** `path` is `METHOD /pattern`, the route as the messages name it. */
@@ -123,7 +143,8 @@ function checkOptions(path: string, options: RouteOptions): void {
   checkKnownKeys(`Route ${path}`, options, ROUTE_KEYS);
   for (const key of SCHEMA_KEYS) {
     const s = options[key];
-    if (s !== undefined && !isSchema(s)) throw new TypeError(`Route ${path}: options.${key} must be a Standard Schema validator (e.g. a Zod schema)`);
+    if (s !== undefined && !isSchema(s))
+      throw new TypeError(`Route ${path}: options.${key} must be a Standard Schema validator (e.g. a Zod schema)`);
   }
   if (options.bodyLimit !== undefined && !(Number.isInteger(options.bodyLimit) && options.bodyLimit >= 0)) {
     throw new TypeError(`Route ${path}: bodyLimit must be a non-negative integer`);
@@ -132,7 +153,11 @@ function checkOptions(path: string, options: RouteOptions): void {
     throw new TypeError(`Route ${path}: timeout must be a non-negative number of milliseconds`);
   }
   if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw new TypeError(`Route ${path}: dedup must be a boolean`);
-  if (options.compress !== undefined && typeof options.compress !== 'boolean' && (typeof options.compress !== 'object' || options.compress === null)) {
+  if (
+    options.compress !== undefined &&
+    typeof options.compress !== 'boolean' &&
+    (typeof options.compress !== 'object' || options.compress === null)
+  ) {
     throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
   }
   if (typeof options.compress === 'object') resolveCompression(options.compress, null); // checked now, not at listen()

@@ -31,11 +31,18 @@ const pluginMeta = new WeakMap<Function, PluginMeta>();
 
 /** Names a plugin, declares what it depends on, or opts it out of encapsulation (`global: true`). */
 export function definePlugin<F extends Plugin<any, any>>(meta: PluginMeta, plugin: F): F {
-  if (typeof meta !== 'object' || meta === null) throw new TypeError('definePlugin(meta, fn): meta must be an object like { name: "my-plugin" }');
+  if (typeof meta !== 'object' || meta === null)
+    throw new TypeError('definePlugin(meta, fn): meta must be an object like { name: "my-plugin" }');
   if (typeof plugin !== 'function') throw new TypeError('definePlugin(meta, fn): fn must be a function (scope, options) => void');
-  for (const key of Object.keys(meta)) if (key !== 'name' && key !== 'dependencies' && key !== 'global') throw new TypeError(`definePlugin(): unknown meta "${key}" (name, dependencies, global)`);
-  if (meta.name !== undefined && (typeof meta.name !== 'string' || meta.name === '')) throw new TypeError('definePlugin(): name must be a non-empty string');
-  if (meta.dependencies !== undefined && !(Array.isArray(meta.dependencies) && meta.dependencies.every((d) => typeof d === 'string' && d !== ''))) {
+  for (const key of Object.keys(meta))
+    if (key !== 'name' && key !== 'dependencies' && key !== 'global')
+      throw new TypeError(`definePlugin(): unknown meta "${key}" (name, dependencies, global)`);
+  if (meta.name !== undefined && (typeof meta.name !== 'string' || meta.name === ''))
+    throw new TypeError('definePlugin(): name must be a non-empty string');
+  if (
+    meta.dependencies !== undefined &&
+    !(Array.isArray(meta.dependencies) && meta.dependencies.every((d) => typeof d === 'string' && d !== ''))
+  ) {
     throw new TypeError('definePlugin(): dependencies must be a list of plugin names');
   }
   if (meta.global !== undefined && typeof meta.global !== 'boolean') throw new TypeError('definePlugin(): global must be a boolean');
@@ -81,7 +88,8 @@ export class Scope<H extends object = HttpHooks> extends Router {
   /** Request or reply decorations declared here and in the scopes above (routes here get them all). */
   private _declared(kind: 'request' | 'reply'): Decoration[] {
     const out: Decoration[] = [];
-    for (let s: Scope<any> | undefined = this; s !== undefined; s = s._parent) out.push(...(kind === 'request' ? s._requestDecorations : s._replyDecorations));
+    for (let s: Scope<any> | undefined = this; s !== undefined; s = s._parent)
+      out.push(...(kind === 'request' ? s._requestDecorations : s._replyDecorations));
     return out;
   }
 
@@ -93,8 +101,13 @@ export class Scope<H extends object = HttpHooks> extends Router {
     this._checkOpen(`addHook("${String(name)}")`);
     if (typeof name !== 'string') throw new TypeError('addHook(name, fn): name must be a hook name');
     if (!HTTP_HOOK_NAMES.has(name)) {
-      if (APP_ONLY_HOOKS.has(name)) throw new TypeError(`addHook("${name}"): an app-level hook; add it with app.addHook(), or from a plugin defined with { global: true } registered on the app`);
-      throw new TypeError(`addHook("${name}"): unknown hook (HTTP hooks: ${[...HTTP_HOOK_NAMES].join(', ')}; app: ${[...APP_ONLY_HOOKS].join(', ')})`);
+      if (APP_ONLY_HOOKS.has(name))
+        throw new TypeError(
+          `addHook("${name}"): an app-level hook; add it with app.addHook(), or from a plugin defined with { global: true } registered on the app`,
+        );
+      throw new TypeError(
+        `addHook("${name}"): unknown hook (HTTP hooks: ${[...HTTP_HOOK_NAMES].join(', ')}; app: ${[...APP_ONLY_HOOKS].join(', ')})`,
+      );
     }
     checkHookFunction(name, hook, 'addHook()');
     const hooks = this._hooks as Record<string, Function[]>;
@@ -109,18 +122,24 @@ export class Scope<H extends object = HttpHooks> extends Router {
    */
   register<O extends object = {}>(plugin: Plugin<O, Scope<H>>, options?: O & RegisterOptions): Promise<void> {
     this._checkOpen('register()');
-    if (typeof plugin !== 'function') throw new TypeError(`register() needs a plugin function (scope, options) => void, got ${plugin === null ? 'null' : typeof plugin}`);
-    if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError('register(plugin, options): options must be an object');
+    if (typeof plugin !== 'function')
+      throw new TypeError(`register() needs a plugin function (scope, options) => void, got ${plugin === null ? 'null' : typeof plugin}`);
+    if (options !== undefined && (typeof options !== 'object' || options === null))
+      throw new TypeError('register(plugin, options): options must be an object');
     const meta = pluginMeta.get(plugin) ?? {};
     const { prefix, ...own } = (options ?? {}) as O & RegisterOptions;
     const registry = this._registry;
     const label = meta.name !== undefined ? `plugin "${meta.name}"` : `plugin ${plugin.name || '(anonymous)'}`;
     if (meta.name !== undefined) {
-      if (registry.names.has(meta.name)) throw new Error(`${label} is registered twice: register it once (on the app, or with { global: true }), or give the two a different name`);
+      if (registry.names.has(meta.name))
+        throw new Error(
+          `${label} is registered twice: register it once (on the app, or with { global: true }), or give the two a different name`,
+        );
     }
     let scope: Scope<H>;
     if (meta.global === true) {
-      if (prefix !== undefined) throw new TypeError(`${label} is global: it takes no prefix (its routes are declared where it is registered)`);
+      if (prefix !== undefined)
+        throw new TypeError(`${label} is global: it takes no prefix (its routes are declared where it is registered)`);
       scope = this;
     } else {
       scope = new Scope<H>(this);
@@ -152,7 +171,8 @@ export class Scope<H extends object = HttpHooks> extends Router {
   decorate<K extends keyof AppDecorations & string>(name: K, value: AppDecorations[K]): this {
     this._checkOpen('decorate()');
     if (typeof name !== 'string' || name === '') throw new TypeError('decorate() needs a name (a non-empty string)');
-    if ((name as string).startsWith('_') || name in this) throw new TypeError(`decorate("${name}"): clashes with an existing member of the app or scope`);
+    if ((name as string).startsWith('_') || name in this)
+      throw new TypeError(`decorate("${name}"): clashes with an existing member of the app or scope`);
     this._decorations.set(name, value);
     Object.defineProperty(this, name, { value, enumerable: true });
     return this;
@@ -197,7 +217,10 @@ function withPlugin(err: unknown, label: string): unknown {
 export function checkDependencies(registry: PluginRegistry): void {
   for (const { name, dependencies } of registry.needs) {
     for (const dep of dependencies) {
-      if (!registry.names.has(dep)) throw new Error(`plugin "${name}" depends on plugin "${dep}", which is not registered: register "${dep}" (app.register) before the app starts`);
+      if (!registry.names.has(dep))
+        throw new Error(
+          `plugin "${name}" depends on plugin "${dep}", which is not registered: register "${dep}" (app.register) before the app starts`,
+        );
     }
   }
 }

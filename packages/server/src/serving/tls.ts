@@ -30,12 +30,16 @@ const TLS_KEYS = [...IDENTITY_KEYS, 'sni'];
 /** Refuses unknown keys in `tls` and in each of its `sni` identities (`keyFile:` for `key:` would otherwise serve no TLS at all). */
 export function checkTlsKeys(where: string, tls: TlsOptions): void {
   checkKnownKeys(where, tls, TLS_KEYS);
-  if (typeof tls.sni === 'object' && tls.sni !== null) for (const [host, identity] of Object.entries(tls.sni)) if (typeof identity === 'object' && identity !== null) checkKnownKeys(`${where}.sni[${JSON.stringify(host)}]`, identity, IDENTITY_KEYS);
+  if (typeof tls.sni === 'object' && tls.sni !== null)
+    for (const [host, identity] of Object.entries(tls.sni))
+      if (typeof identity === 'object' && identity !== null)
+        checkKnownKeys(`${where}.sni[${JSON.stringify(host)}]`, identity, IDENTITY_KEYS);
 }
 
 /** Runs `use` with uWS file-name options for `identity`, cleaning up temporary files after. */
 export function withTlsFiles<T>(identity: TlsIdentity, use: (options: UwsAppOptions) => T): T {
-  if (typeof identity?.key !== 'string' || typeof identity.cert !== 'string') throw new TypeError('tls needs key and cert (PEM text or file paths)');
+  if (typeof identity?.key !== 'string' || typeof identity.cert !== 'string')
+    throw new TypeError('tls needs key and cert (PEM text or file paths)');
   let dir: string | undefined;
   const file = (name: string, value: string) => {
     if (!isPem(value)) return value;

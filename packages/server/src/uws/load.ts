@@ -29,7 +29,10 @@ export function loadAddon<T>(from: string | URL = import.meta.url): T {
   try {
     entry = require.resolve(PACKAGE);
   } catch {
-    throw loadFailure(`${PACKAGE} is not installed next to @tachyon/server.`, 'Reinstall your dependencies (npm install); @tachyon/server depends on it.');
+    throw loadFailure(
+      `${PACKAGE} is not installed next to @tachyon/server.`,
+      'Reinstall your dependencies (npm install); @tachyon/server depends on it.',
+    );
   }
   try {
     return require(entry) as T;
@@ -122,14 +125,19 @@ function ensureCached(dir: string, name: string, bytes: Buffer): string {
 function explain(message: string, packageDir: string): Error {
   const cause = message.replace(/^This version of uWS\.js[^\n]*\n\n/, '');
   if (!existsSync(join(packageDir, binaryName()))) {
-    const supported = Object.entries(SHIPPED_ABIS).map(([abi, node]) => `Node ${node} (ABI ${abi})`).join(', ');
+    const supported = Object.entries(SHIPPED_ABIS)
+      .map(([abi, node]) => `Node ${node} (ABI ${abi})`)
+      .join(', ');
     const what = SHIPPED_ABIS[process.versions.modules]
       ? `The package has no binary for ${process.platform}-${process.arch}: uWebSockets.js supports Linux (glibc), macOS and Windows on x64 and arm64.`
       : `Use a Node version uWebSockets.js 20.57.0 ships binaries for: ${supported}.`;
     return loadFailure(`${binaryName()} is missing from ${packageDir}.`, what);
   }
   if (process.platform === 'linux' && glibcVersion() === undefined) {
-    return loadFailure(`${cause}`, 'This looks like a musl libc system (Alpine): uWebSockets.js needs glibc. Use a Debian/Ubuntu-based image such as node:24-bookworm-slim.');
+    return loadFailure(
+      `${cause}`,
+      'This looks like a musl libc system (Alpine): uWebSockets.js needs glibc. Use a Debian/Ubuntu-based image such as node:24-bookworm-slim.',
+    );
   }
   if (/GLIBC_[\d.]+' not found/.test(cause)) return loadFailure(cause, upgradeGlibc());
   return loadFailure(cause, 'Reinstall dependencies (rm -rf node_modules && npm install); if it persists, report it with this message.');

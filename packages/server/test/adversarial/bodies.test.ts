@@ -15,13 +15,20 @@ describe('hostile bodies', () => {
       const form = await req.formData();
       return { keys: [...new Set(form.keys())], count: [...form.keys()].length };
     });
-    app.post('/schema', { body: z.record(z.string(), z.unknown()), consumes: ['multipart', 'json'] }, (req) => ({ keys: Object.keys(req.body).length, sizes: Object.values(req.body).map((v) => (Array.isArray(v) ? v.length : 1)) }));
+    app.post('/schema', { body: z.record(z.string(), z.unknown()), consumes: ['multipart', 'json'] }, (req) => ({
+      keys: Object.keys(req.body).length,
+      sizes: Object.values(req.body).map((v) => (Array.isArray(v) ? v.length : 1)),
+    }));
     app.post('/json', async (req) => ({ type: typeof (await req.json()) }));
     running = await start(app);
   });
   after(() => running.close());
 
-  const multipart = (body: string | Uint8Array<ArrayBuffer>, boundary = 'B') => ({ method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+  const multipart = (body: string | Uint8Array<ArrayBuffer>, boundary = 'B') => ({
+    method: 'POST',
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+  });
   const field = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 
   test('a truncated multipart body is 400, not an empty or partial form', async () => {
@@ -41,7 +48,11 @@ describe('hostile bodies', () => {
       const res = await fetch(`${running.url}/form`, multipart(body));
       assert.equal(res.status, 400, JSON.stringify(body));
     }
-    const none = await fetch(`${running.url}/form`, { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: field('a', '1') + '--B--\r\n' });
+    const none = await fetch(`${running.url}/form`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data' },
+      body: field('a', '1') + '--B--\r\n',
+    });
     assert.equal(none.status, 400);
     const empty = await fetch(`${running.url}/form`, multipart('--B--\r\n'));
     assert.deepEqual(await empty.json(), { keys: [], count: 0 });
@@ -75,7 +86,11 @@ describe('hostile bodies', () => {
       const res = await fetch(`${running.url}/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       assert.equal(res.status, 400, body);
     }
-    const fine = await fetch(`${running.url}/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"constructor":"a string is fine","deep":' + '['.repeat(400) + ']'.repeat(400) + '}' });
+    const fine = await fetch(`${running.url}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"constructor":"a string is fine","deep":' + '['.repeat(400) + ']'.repeat(400) + '}',
+    });
     assert.equal(fine.status, 200);
   });
 });

@@ -147,7 +147,9 @@ const MB = 1024 * 1024;
 const mb = (n: number) => Math.round(n / MB);
 const show = (s: Stats) => `rss ${mb(s.rss)} heap ${mb(s.heap)}/${mb(s.heapTotal)} ext ${mb(s.external)} live ${s.live} zlib ${s.zlib}`;
 
-test('rounds of 1,000 reset brotli streams: compressors and zlib handles back to 0, heap flat, RSS plateaus', { timeout: 120_000 }, async (t) => {
+test('rounds of 1,000 reset brotli streams: compressors and zlib handles back to 0, heap flat, RSS plateaus', {
+  timeout: 120_000,
+}, async (t) => {
   const { child, port } = await startServer();
   t.after(() => child.kill()); // also after a timeout
   const stats = async () => (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as Stats;

@@ -15,7 +15,10 @@ test('every cookie option is validated: no attribute injection', () => {
   assert.throws(() => serializeCookie('a', 'b', { expires: 'Thu, 01 Jan 1970; Domain=evil' as never }), /expires/);
   assert.throws(() => serializeCookie('a', 'b', { expires: new Date(NaN) }), /expires/);
   assert.throws(() => serializeCookie('a', 'b', { httpOnly: 'yes' as never }), /httpOnly must be a boolean/);
-  assert.equal(serializeCookie('a', 'b', { priority: 'High' as never, sameSite: 'Strict', maxAge: 60, path: '/', httpOnly: true }), 'a=b; Max-Age=60; Path=/; HttpOnly; Priority=High; SameSite=Strict');
+  assert.equal(
+    serializeCookie('a', 'b', { priority: 'High' as never, sameSite: 'Strict', maxAge: 60, path: '/', httpOnly: true }),
+    'a=b; Max-Age=60; Path=/; HttpOnly; Priority=High; SameSite=Strict',
+  );
 });
 
 test('res.cookie with an injected option answers 500 and sends no cookie', async () => {

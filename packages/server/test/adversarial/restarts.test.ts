@@ -7,10 +7,12 @@ import { App } from '../../src/index.ts';
 
 async function getKeepAlive(port: number, agent: http.Agent): Promise<string> {
   return new Promise((resolve, reject) => {
-    http.get({ port, host: '127.0.0.1', agent }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d)).on('end', () => resolve(body));
-    }).on('error', reject);
+    http
+      .get({ port, host: '127.0.0.1', agent }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d)).on('end', () => resolve(body));
+      })
+      .on('error', reject);
   });
 }
 

@@ -29,7 +29,8 @@ describe('websocket floods', () => {
     const answers: { type: string; reason?: string; topic: string }[] = [];
     ws.onmessage = (e) => answers.push(JSON.parse(String(e.data)));
     // 30 frames of 100 topics (each frame under the route's 4 KiB maxPayloadLength).
-    for (let i = 0; i < 30; i++) ws.send(JSON.stringify({ type: 'subscribe', topics: Array.from({ length: 100 }, (_, j) => `t:${i}:${j}`), ref: i }));
+    for (let i = 0; i < 30; i++)
+      ws.send(JSON.stringify({ type: 'subscribe', topics: Array.from({ length: 100 }, (_, j) => `t:${i}:${j}`), ref: i }));
     for (let i = 0; i < 100 && answers.length < 3000; i++) await sleep(20);
     assert.equal(answers.length, 3000);
     assert.equal(answers.filter((a) => a.type === 'subscribed').length, 50);
@@ -48,7 +49,8 @@ describe('websocket floods', () => {
     let subscribed = 0;
     let denied = 0;
     ws.onmessage = (e) => (JSON.parse(String(e.data)).type === 'subscribed' ? subscribed++ : denied++);
-    for (let i = 0; i < 2; i++) ws.send(JSON.stringify({ type: 'subscribe', topics: Array.from({ length: 1000 }, (_, j) => `d:${i}:${j}`), ref: i }));
+    for (let i = 0; i < 2; i++)
+      ws.send(JSON.stringify({ type: 'subscribe', topics: Array.from({ length: 1000 }, (_, j) => `d:${i}:${j}`), ref: i }));
     for (let i = 0; i < 100 && subscribed + denied < 2000; i++) await sleep(20);
     assert.deepEqual({ subscribed, denied }, { subscribed: 1000, denied: 1000 });
     ws.close();
@@ -72,7 +74,10 @@ describe('websocket floods', () => {
 
   test('frames over maxPayloadLength close only that socket (1009; far over: cut, 1006)', async () => {
     const bystander = await open(`ws://127.0.0.1:${running.port}/live`);
-    for (const [size, code] of [[5000, 1009], [1024 * 1024, 1006]] as const) {
+    for (const [size, code] of [
+      [5000, 1009],
+      [1024 * 1024, 1006],
+    ] as const) {
       const victim = await open(`ws://127.0.0.1:${running.port}/live`);
       const closed = new Promise<number>((resolve) => (victim.onclose = (e) => resolve(e.code)));
       victim.send('x'.repeat(size));

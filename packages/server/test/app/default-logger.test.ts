@@ -21,7 +21,12 @@ function run(mode: string, env: Record<string, string> = {}): { stdout: string; 
   return { stdout: out.stdout, stderr: out.stderr };
 }
 
-const jsonLines = (text: string) => text.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>);
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, any>);
 const urlOf = (stdout: string) => /^ready (\S+)$/m.exec(stdout)![1]!;
 
 describe('the default logger', () => {
@@ -29,16 +34,22 @@ describe('the default logger', () => {
     const { stdout, stderr } = run('errors');
     const url = urlOf(stdout);
     const lines = jsonLines(stderr);
-    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [
-      ['info', `listening on ${url}`],
-      ['error', 'request failed'],
-      ['error', 'error after the response was sent'],
-      ['error', 'error after the response was sent'],
-      ['error', 'error after the response was sent'],
-    ]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg]),
+      [
+        ['info', `listening on ${url}`],
+        ['error', 'request failed'],
+        ['error', 'error after the response was sent'],
+        ['error', 'error after the response was sent'],
+        ['error', 'error after the response was sent'],
+      ],
+    );
     assert.equal(lines[0]!.url, url);
     assert.equal(typeof lines[0]!.time, 'number');
-    assert.deepEqual([lines[1]!.method, lines[1]!.route, lines[1]!.url, lines[1]!.err.type, lines[1]!.err.message], ['GET', '/throw/:id', '/throw/1', 'Error', 'boom']);
+    assert.deepEqual(
+      [lines[1]!.method, lines[1]!.route, lines[1]!.url, lines[1]!.err.type, lines[1]!.err.message],
+      ['GET', '/throw/:id', '/throw/1', 'Error', 'boom'],
+    );
     assert.match(lines[1]!.err.stack, /^Error: boom\n {4}at .*logger-child\.ts/);
     // Outside production, misuse throws at the call (its stack shows where) and is logged with the route.
     const misuse = lines.slice(2).map((l) => [l.route, l.err.message.split(':')[0]]);
@@ -69,14 +80,21 @@ describe('the default logger', () => {
     assert.equal(lines[2], '    Error: boom');
     assert.match(lines[3]!, /^ {8}at .*logger-child\.ts:\d+:\d+/);
     assert.ok(!stderr.includes('\x1b['), 'no ANSI colors when stderr is not a terminal');
-    assert.match(stderr, /ERROR error after the response was sent method=GET route=\/twice url=\/twice\n {4}Error: res\.json\(\) after the response was sent \(GET \/twice\)/);
+    assert.match(
+      stderr,
+      /ERROR error after the response was sent method=GET route=\/twice url=\/twice\n {4}Error: res\.json\(\) after the response was sent \(GET \/twice\)/,
+    );
   });
 
   test('stderr is a terminal: readable lines, with colored levels', () => {
     // `script` runs the child on a pseudo-terminal; its output (stdout and stderr) comes back on ours.
     const base = { ...process.env };
     for (const k of ['NODE_ENV', 'TACHYON_LOG', 'NO_COLOR']) delete base[k];
-    const out = execFileSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CHILD)} errors`, '/dev/null'], { encoding: 'utf8', env: base, timeout: 60_000 });
+    const out = execFileSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CHILD)} errors`, '/dev/null'], {
+      encoding: 'utf8',
+      env: base,
+      timeout: 60_000,
+    });
     const text = out.replace(/\r\n/g, '\n');
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI colour escapes are what is tested
     assert.match(text, /\d\d:\d\d:\d\d\.\d{3} \x1b\[36mINFO \x1b\[0m listening on http:\/\/127\.0\.0\.1:\d+/);
@@ -103,18 +121,28 @@ describe('the default logger', () => {
     test('https with tls', () => {
       const key = join(dir, 'k.pem');
       const cert = join(dir, 'c.pem');
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'],
+        { stdio: 'ignore' },
+      );
       const { stdout, stderr } = run('tls', { TLS_KEY: readFileSync(key, 'utf8'), TLS_CERT: readFileSync(cert, 'utf8') });
       const url = urlOf(stdout);
       assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
-      assert.deepEqual(jsonLines(stderr).map((l) => [l.level, l.msg, l.url]), [['info', `listening on ${url}`, url]]);
+      assert.deepEqual(
+        jsonLines(stderr).map((l) => [l.level, l.msg, l.url]),
+        [['info', `listening on ${url}`, url]],
+      );
     });
 
     test('cluster(): one line, from the primary, with the worker count', () => {
       const { stdout, stderr } = run('cluster');
       const url = urlOf(stdout);
       const lines = jsonLines(stderr).filter((l) => l.msg.startsWith('listening'));
-      assert.deepEqual(lines.map((l) => [l.level, l.msg, l.url, l.workers, l.mode]), [['info', `listening on ${url}, 2 workers`, url, 2, 'acceptor']]);
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.msg, l.url, l.workers, l.mode]),
+        [['info', `listening on ${url}, 2 workers`, url, 2, 'acceptor']],
+      );
     });
   });
 

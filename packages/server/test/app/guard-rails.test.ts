@@ -15,14 +15,20 @@ describe('declaration and startup', () => {
     const app = new App();
     await assert.rejects(app.listen('3000' as never), /port as a number, got the string "3000": use app.listen\(Number\(3000\)\)/);
     await assert.rejects(app.listen(0, (() => {}) as never), /takes no callback: it returns a promise/);
-    await assert.rejects((app.listen as (...a: unknown[]) => Promise<unknown>)(0, '127.0.0.1', () => {}), /takes no callback/);
+    await assert.rejects(
+      (app.listen as (...a: unknown[]) => Promise<unknown>)(0, '127.0.0.1', () => {}),
+      /takes no callback/,
+    );
     await assert.rejects(app.listen(null as never), /takes a port number or \{ port, host \}/);
     await assert.rejects(app.listen({ port: 70000 }), /Invalid port 70000/);
   });
 
   test('a WebSocket event schema that is not a Standard Schema fails at app.ws()', () => {
     const app = new App();
-    assert.throws(() => app.ws('/live', { events: { chat: { schema: { parse() {} } as never, handler() {} } } }), /ws \/live: event chat: schema must be a Standard Schema validator/);
+    assert.throws(
+      () => app.ws('/live', { events: { chat: { schema: { parse() {} } as never, handler() {} } } }),
+      /ws \/live: event chat: schema must be a Standard Schema validator/,
+    );
     assert.throws(() => app.ws('/live', { events: { chat: { schema: null as never, handler() {} } } }), /got null/);
     app.ws('/ok', { events: { chat: { schema: z.object({ text: z.string() }), handler() {} } } });
   });
@@ -30,7 +36,10 @@ describe('declaration and startup', () => {
   test('a params schema naming a key the path does not have (zod and valibot), checked with the full path', async () => {
     const zodApp = new App();
     zodApp.get('/users/:id', { params: z.object({ userId: z.string() }) }, () => 'x');
-    await assert.rejects(zodApp.request('/users/1'), /Route GET \/users\/:id: the params schema has a key "userId" that the path does not declare \(path params: :id\)/);
+    await assert.rejects(
+      zodApp.request('/users/1'),
+      /Route GET \/users\/:id: the params schema has a key "userId" that the path does not declare \(path params: :id\)/,
+    );
     const valibotApp = new App();
     valibotApp.get('/files/*', { params: v.object({ name: v.string() }) }, () => 'x');
     await assert.rejects(valibotApp.listen(0, '127.0.0.1'), /key "name" .*\(path params: \*\)/);
@@ -64,7 +73,10 @@ describe('declaration and startup', () => {
 
   test("app.use('/x', router) points at attach()", () => {
     const app = new App();
-    assert.throws(() => app.use('/x', new Router() as never), /use\(\) got a Router: routers are mounted with attach\(\), e.g. app.attach\("\/x", router\)/);
+    assert.throws(
+      () => app.use('/x', new Router() as never),
+      /use\(\) got a Router: routers are mounted with attach\(\), e.g. app.attach\("\/x", router\)/,
+    );
     assert.throws(() => app.use(new Router() as never), /app.attach\("\/", router\)/);
     assert.throws(() => app.use('x' as never, 42 as never), /Prefix must start with/);
     assert.throws(() => app.use(42 as never), /Middleware must be a function \(req, res, next\), got number/);
@@ -89,9 +101,20 @@ describe('at request time', () => {
       assert.equal((await fetch(srv.url + '/pending')).status, 503);
       assert.equal((await fetch(srv.url + '/mw/forgot')).status, 503);
       const lines = entries.filter((e) => e.level === 'error').map((e) => e.msg);
-      assert.ok(lines.includes('GET /forgot/:id: no answer within 100 ms; the handler returned without answering and without returning a promise (forgot to return/await, or to call res.json()/res.end()?): answered 503'), lines.join('\n'));
-      assert.ok(lines.some((l) => l?.startsWith("GET /pending: no answer within 100 ms; the handler's promise is still pending")), lines.join('\n'));
-      assert.ok(lines.some((l) => l?.startsWith('GET /mw/forgot: no answer within 100 ms; the handler returned without answering')), 'a middleware passing through does not hide it');
+      assert.ok(
+        lines.includes(
+          'GET /forgot/:id: no answer within 100 ms; the handler returned without answering and without returning a promise (forgot to return/await, or to call res.json()/res.end()?): answered 503',
+        ),
+        lines.join('\n'),
+      );
+      assert.ok(
+        lines.some((l) => l?.startsWith("GET /pending: no answer within 100 ms; the handler's promise is still pending")),
+        lines.join('\n'),
+      );
+      assert.ok(
+        lines.some((l) => l?.startsWith('GET /mw/forgot: no answer within 100 ms; the handler returned without answering')),
+        'a middleware passing through does not hide it',
+      );
     } finally {
       await srv.close();
     }
@@ -125,9 +148,15 @@ describe('at request time', () => {
       const h = await fetch(srv.url + '/header-after');
       assert.equal(await h.text(), 'body');
       assert.equal(h.headers.get('x-late'), null);
-      const errors = entries.filter((e) => e.msg === 'error after the response was sent').map((e) => ((e.obj as { err: Error }).err).message);
-      assert.ok(errors.some((m) => m.startsWith('res.json() after the response was sent (GET /twice)')), errors.join('\n'));
-      assert.ok(errors.some((m) => m.startsWith('res.header() after the response was sent (GET /header-after)')), errors.join('\n'));
+      const errors = entries.filter((e) => e.msg === 'error after the response was sent').map((e) => (e.obj as { err: Error }).err.message);
+      assert.ok(
+        errors.some((m) => m.startsWith('res.json() after the response was sent (GET /twice)')),
+        errors.join('\n'),
+      );
+      assert.ok(
+        errors.some((m) => m.startsWith('res.header() after the response was sent (GET /header-after)')),
+        errors.join('\n'),
+      );
       assert.equal((await fetch(srv.url + '/after-timeout')).status, 503);
       await eventually(() => lateError !== 'none');
       assert.equal(lateError, null, 'no throw: the framework answered, the app could not know');
@@ -146,7 +175,11 @@ describe('at request time', () => {
       const res = await app.request('/');
       console.log(JSON.stringify({ status: res.status, body: await res.text(), lines }));
       await app.close();`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' }, timeout: 10_000 });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_ENV: 'production' },
+      timeout: 10_000,
+    });
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.equal(out.status, 200);

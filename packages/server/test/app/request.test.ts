@@ -16,8 +16,14 @@ function userApp() {
     res.header('x-mw', 'ran');
     return next();
   });
-  app.get('/users/:id', { params: z.object({ id: z.coerce.number().int() }), query: z.object({ fields: z.string().optional() }) }, (req) => ({ id: req.params.id, fields: req.query.fields ?? null }));
-  app.post('/users', { body: z.object({ name: z.string().min(1) }) }, (req, res) => res.status(201).cookie('sid', 'abc', { signed: true, httpOnly: true }).json({ name: req.body.name }));
+  app.get(
+    '/users/:id',
+    { params: z.object({ id: z.coerce.number().int() }), query: z.object({ fields: z.string().optional() }) },
+    (req) => ({ id: req.params.id, fields: req.query.fields ?? null }),
+  );
+  app.post('/users', { body: z.object({ name: z.string().min(1) }) }, (req, res) =>
+    res.status(201).cookie('sid', 'abc', { signed: true, httpOnly: true }).json({ name: req.body.name }),
+  );
   app.get('/whoami', (req) => ({ sid: req.signedCookies.sid ?? null, host: req.header('host'), ip: req.ip }));
   app.get('/teapot', () => {
     throw new HttpError(418, 'short and stout');
@@ -51,7 +57,11 @@ describe('app.request()', () => {
       assert.equal(res.status, 400);
       assert.equal((await res.json()).error, 'Invalid params');
 
-      res = await app.request('/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Ada' }) });
+      res = await app.request('/users', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Ada' }),
+      });
       assert.equal(res.status, 201);
       const cookie = res.headers.getSetCookie()[0]!;
       assert.match(cookie, /^sid=abc\.[^;]+; Path=\/; HttpOnly/);
@@ -103,7 +113,10 @@ describe('app.request()', () => {
   test('concurrent requests; the same app can also listen; after close() requests are refused', async () => {
     const app = userApp();
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => app.request(`/users/${i}`).then((r) => r.json())));
-    assert.deepEqual(results.map((r) => r.id), Array.from({ length: 20 }, (_, i) => i));
+    assert.deepEqual(
+      results.map((r) => r.id),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
     const srv = await start(app);
     assert.equal((await fetch(`${srv.url}/users/5`)).status, 200);
     assert.equal((await app.request('/users/6')).status, 200);
@@ -116,7 +129,10 @@ describe('app.request()', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tachyon-request-'));
     const script = path.join(dir, 'script.ts');
     const index = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
-    writeFileSync(script, `import { App } from ${JSON.stringify(index)};\nconst app = new App();\napp.get('/', () => 'hi');\nconst res = await app.request('/');\nconsole.log(res.status, await res.text());\n`);
+    writeFileSync(
+      script,
+      `import { App } from ${JSON.stringify(index)};\nconst app = new App();\napp.get('/', () => 'hi');\nconst res = await app.request('/');\nconsole.log(res.status, await res.text());\n`,
+    );
     const started = Date.now();
     const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.status, 0, r.stderr);

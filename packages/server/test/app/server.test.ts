@@ -74,7 +74,9 @@ describe('header size limit', () => {
     app.get('/', (req) => String(req.header('x-big')?.length));
     const srv = await start(app);
     try {
-      const ok = await rawRequest(srv.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10 * 1024)}\r\n\r\n`, { until: /\r\n\r\n\d+/ });
+      const ok = await rawRequest(srv.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10 * 1024)}\r\n\r\n`, {
+        until: /\r\n\r\n\d+/,
+      });
       assert.equal(statusOf(ok), 200);
       const big = await rawRequest(srv.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, { until: /431/ });
       assert.equal(statusOf(big), 431);

@@ -12,16 +12,24 @@ function get(port: number, path: string): Promise<{ status: number; servedBy: st
     http
       .get({ port, host: '127.0.0.1', path, agent: false }, (res) => {
         let body = '';
-        res.on('data', (d) => (body += d)).on('end', () => resolve({ status: res.statusCode!, servedBy: String(res.headers['x-served-by']), body }));
+        res
+          .on('data', (d) => (body += d))
+          .on('end', () => resolve({ status: res.statusCode!, servedBy: String(res.headers['x-served-by']), body }));
       })
       .on('error', reject);
   });
 }
 
 test('examples/hello runs on 2 worker threads with WORKERS=2 and stops on SIGTERM', async () => {
-  const proc = spawn(process.execPath, ['server.ts'], { cwd: example, env: { ...process.env, WORKERS: '2', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['server.ts'], {
+    cwd: example,
+    env: { ...process.env, WORKERS: '2', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.once('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    proc.once('exit', (code, signal) => r({ code, signal })),
+  );
   try {
     const port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 20_000);

@@ -22,7 +22,11 @@ for (const [path, how, logged] of [
 ] as const) {
   test(`a worker that ${how} is logged and replaced; the other worker's connections are untouched`, async () => {
     // Both workers serving (the previous test's victim is back).
-    await waitFor(async () => (await fromEachWorker(cluster.port, '/who', 2, 20).catch(() => new Map())).size === 2, 8000, 'both workers serving');
+    await waitFor(
+      async () => (await fromEachWorker(cluster.port, '/who', 2, 20).catch(() => new Map())).size === 2,
+      8000,
+      'both workers serving',
+    );
     const { byWorker, spare } = await clientOnEachWorker(cluster.port, 2);
     const mark = cluster.lines.length;
     const { status, body } = await get(cluster.port, path);
@@ -33,13 +37,21 @@ for (const [path, how, logged] of [
     const statuses: string[] = [];
     survivor.onStatus((s) => statuses.push(s));
     try {
-      await waitFor(() => cluster.lines.slice(mark).some((l) => logged.test(l?.msg ?? '') && l.worker === victim), 8000, 'the error log line');
+      await waitFor(
+        () => cluster.lines.slice(mark).some((l) => logged.test(l?.msg ?? '') && l.worker === victim),
+        8000,
+        'the error log line',
+      );
       const line = cluster.lines.slice(mark).find((l) => logged.test(l?.msg ?? ''));
       assert.equal(line.level, 'error');
       if (how === 'throws') assert.match(line.err.message, /worker bug/);
       if (how === 'stalls') assert.match(line.err.message, /event loop stuck/);
       // Replaced: both workers answer again.
-      await waitFor(async () => (await fromEachWorker(cluster.port, '/who', 2, 20).catch(() => new Map())).size === 2, 8000, 'both workers serving');
+      await waitFor(
+        async () => (await fromEachWorker(cluster.port, '/who', 2, 20).catch(() => new Map())).size === 2,
+        8000,
+        'both workers serving',
+      );
       assert.equal(await survivor.request('who'), other, 'the survivor still answers on the same connection');
       assert.deepEqual(statuses, [], 'the survivor never disconnected');
     } finally {

@@ -22,7 +22,9 @@ const serverFile = new URL('./server.ts', import.meta.url).pathname;
 export function startCluster(env: Record<string, string> = {}, timeout = 20_000): Promise<Cluster> {
   const proc = spawn(process.execPath, [serverFile], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: any[] = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
@@ -67,7 +69,11 @@ export function startCluster(env: Record<string, string> = {}, timeout = 20_000)
     }
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`cluster exited (${code ?? signal}) before listening:\n${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}`));
+      reject(
+        new Error(
+          `cluster exited (${code ?? signal}) before listening:\n${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}`,
+        ),
+      );
     });
   });
 }
@@ -78,13 +84,15 @@ export function get(port: number, path: string): Promise<{ status: number; body:
     const req = http.get({ port, host: '127.0.0.1', path, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (d) => (body += d)).on('end', () => {
-        let parsed: unknown = body;
-        try {
-          parsed = JSON.parse(body);
-        } catch {}
-        resolve({ status: res.statusCode!, body: parsed });
-      });
+      res
+        .on('data', (d) => (body += d))
+        .on('end', () => {
+          let parsed: unknown = body;
+          try {
+            parsed = JSON.parse(body);
+          } catch {}
+          resolve({ status: res.statusCode!, body: parsed });
+        });
     });
     req.setTimeout(10_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);

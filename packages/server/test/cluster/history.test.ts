@@ -35,8 +35,15 @@ test('publishes from every worker get one gap-free numbering; a client recovers 
     again.send({ type: 'subscribe', topic: 'hist:1', since: { offset: 0, epoch: at.epoch }, ref: 2 });
     const answer = await again.next((m) => m.type === 'subscribed');
     assert.equal(answer.recovered, true);
-    const offsets = again.frames.map((f) => JSON.parse(f)).filter((m) => m.event === 'tick').map((m) => m.offset);
-    assert.deepEqual(offsets, Array.from({ length: total }, (_, i) => i + 1), 'every publish once, in order');
+    const offsets = again.frames
+      .map((f) => JSON.parse(f))
+      .filter((m) => m.event === 'tick')
+      .map((m) => m.offset);
+    assert.deepEqual(
+      offsets,
+      Array.from({ length: total }, (_, i) => i + 1),
+      'every publish once, in order',
+    );
     again.close();
   }
 });
@@ -46,17 +53,29 @@ test('a live subscriber on one worker gets the positions of publishes made on th
   const c = await rawClient(url);
   c.send({ type: 'subscribe', topic: 'hist:live', ref: 1 });
   await c.next((m) => m.type === 'subscribed');
-  await waitFor(async () => {
-    const answers = await fromEachWorker(cluster.port, '/counts?topic=hist:live', 2);
-    return [...answers.values()].every((a) => a.cluster === 1);
-  }, 5000, 'the subscriber counted everywhere');
+  await waitFor(
+    async () => {
+      const answers = await fromEachWorker(cluster.port, '/counts?topic=hist:live', 2);
+      return [...answers.values()].every((a) => a.cluster === 1);
+    },
+    5000,
+    'the subscriber counted everywhere',
+  );
   const from = new Set<number>();
   let requests = 0;
   for (; requests < 20 && from.size < 2; requests++) from.add((await get(cluster.port, '/publish?topic=hist:live&n=3')).body.worker);
   assert.equal(from.size, 2);
   const n = 3 * requests;
   await waitFor(() => c.frames.filter((f) => f.includes('"event":"tick"')).length >= n, 5000, 'ticks');
-  const offsets = c.frames.map((f) => JSON.parse(f)).filter((m) => m.event === 'tick').map((m) => m.offset).sort((a, b) => a - b);
-  assert.deepEqual(offsets, Array.from({ length: n }, (_, i) => i + 1), 'each once, numbered 1..n across both workers');
+  const offsets = c.frames
+    .map((f) => JSON.parse(f))
+    .filter((m) => m.event === 'tick')
+    .map((m) => m.offset)
+    .sort((a, b) => a - b);
+  assert.deepEqual(
+    offsets,
+    Array.from({ length: n }, (_, i) => i + 1),
+    'each once, numbered 1..n across both workers',
+  );
   c.close();
 });

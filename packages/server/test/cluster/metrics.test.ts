@@ -55,7 +55,11 @@ test('http_requests_total and the duration histogram sum every worker, whichever
   // Fresh connections are dealt round-robin: 4 scrapes land on both workers. Scrapes are not counted.
   for (let i = 0; i < 4; i++) {
     const samples = await scrape();
-    assert.equal(total(samples, 'http_requests_total', { route: '/who', method: 'GET', status: '200' }), n, `scrape ${i}: every /who request of the cluster`);
+    assert.equal(
+      total(samples, 'http_requests_total', { route: '/who', method: 'GET', status: '200' }),
+      n,
+      `scrape ${i}: every /who request of the cluster`,
+    );
     assert.equal(total(samples, 'http_request_duration_seconds_count', { route: '/who' }), n);
     assert.equal(total(samples, 'http_request_duration_seconds_bucket', { route: '/who', le: '+Inf' }), n);
     assert.equal(total(samples, 'http_requests_total', { route: '/metrics' }), 0, 'scrapes are not counted');
@@ -64,7 +68,13 @@ test('http_requests_total and the duration histogram sum every worker, whichever
     // Default metrics stay per worker: process-wide figures must not be summed over threads.
     const cpu = samples.filter((s) => s.name === 'process_cpu_user_seconds_total');
     assert.deepEqual(cpu.map((s) => s.labels.worker).sort(), ['1', '2']);
-    assert.deepEqual(samples.filter((s) => s.name === 'nodejs_heap_size_used_bytes').map((s) => s.labels.worker).sort(), ['1', '2']);
+    assert.deepEqual(
+      samples
+        .filter((s) => s.name === 'nodejs_heap_size_used_bytes')
+        .map((s) => s.labels.worker)
+        .sort(),
+      ['1', '2'],
+    );
   }
 });
 

@@ -16,10 +16,14 @@ after(async () => {
 
 /** Waits until every worker counts `expected` subscribers of `topic` cluster-wide. */
 async function clusterCount(topic: string, expected: number): Promise<void> {
-  await waitFor(async () => {
-    const answers = await fromEachWorker(cluster.port, `/counts?topic=${topic}`, 3);
-    return [...answers.values()].every((a) => a.cluster === expected);
-  }, 5000, `${expected} subscribers of ${topic} in every worker`);
+  await waitFor(
+    async () => {
+      const answers = await fromEachWorker(cluster.port, `/counts?topic=${topic}`, 3);
+      return [...answers.values()].every((a) => a.cluster === expected);
+    },
+    5000,
+    `${expected} subscribers of ${topic} in every worker`,
+  );
 }
 
 test('one port, requests spread over every worker, each tagged with its worker', async () => {
@@ -70,7 +74,11 @@ test('large messages for several workers (shared memory, copied once) arrive int
   const pad = 'é'.repeat(3000); // 6,000 UTF-8 bytes: above the 1 KiB sharing threshold
   await byWorker.get(1)!.request('say', { topic: 'big', n: 20, pad });
   await waitFor(() => [...got.values()].every((l) => l.length >= 20), 5000, 'every delivery');
-  for (const list of got.values()) assert.deepEqual(list, Array.from({ length: 20 }, (_, i) => ({ from: 1, i, pad })));
+  for (const list of got.values())
+    assert.deepEqual(
+      list,
+      Array.from({ length: 20 }, (_, i) => ({ from: 1, i, pad })),
+    );
 });
 
 test('app.publish reaches subscribers in the other workers; cluster-wide counts beside local ones', async () => {
@@ -91,7 +99,11 @@ test('app.publish reaches subscribers in the other workers; cluster-wide counts 
   const { body } = await get(cluster.port, '/publish?topic=news&n=50');
   await waitFor(() => [...got.values()].every((l) => l.length >= 50), 5000, 'every delivery');
   await new Promise((r) => setTimeout(r, 200));
-  for (const list of got.values()) assert.deepEqual(list, Array.from({ length: 50 }, (_, i) => ({ from: body.worker, i })));
+  for (const list of got.values())
+    assert.deepEqual(
+      list,
+      Array.from({ length: 50 }, (_, i) => ({ from: body.worker, i })),
+    );
 });
 
 test('interest tracking: a worker with no subscriber of a topic is sent none of its messages', async () => {
@@ -130,14 +142,22 @@ test('coalescePublishes across workers: one frame per topic per turn reaches the
       got.set(worker, list);
       client.subscribe('batched', (_e, d) => list.push(d));
     }
-    await waitFor(async () => [...(await fromEachWorker(coalescing.port, '/counts?topic=batched', 3)).values()].every((a) => a.cluster === 3), 5000, 'subscriptions');
+    await waitFor(
+      async () => [...(await fromEachWorker(coalescing.port, '/counts?topic=batched', 3)).values()].every((a) => a.cluster === 3),
+      5000,
+      'subscriptions',
+    );
     const publisher = await fromEachWorker(coalescing.port, '/who', 3);
     assert.equal(publisher.size, 3);
     const { body } = await get(coalescing.port, '/publish?topic=batched&n=50');
     const stats = (await byWorker.get(body.worker)!.request('stats')) as any;
     await waitFor(() => [...got.values()].every((l) => l.length >= 50), 5000, 'every delivery');
     await new Promise((r) => setTimeout(r, 200));
-    for (const list of got.values()) assert.deepEqual(list, Array.from({ length: 50 }, (_, i) => ({ from: body.worker, i })));
+    for (const list of got.values())
+      assert.deepEqual(
+        list,
+        Array.from({ length: 50 }, (_, i) => ({ from: body.worker, i })),
+      );
     // The publishing worker's first sends: the 50 publishes as one batch frame to each of the two others.
     assert.equal(stats.sent, 2);
   } finally {

@@ -49,7 +49,10 @@ test('bad cases reject with a clear code and message; the workers keep serving',
   for (const to of [0, 1.5, -1]) assert.equal((await askFrom(1, { to, channel: 'echo' })).error.code, 'UNKNOWN_WORKER');
 
   const none = await askFrom(1, { to: 2, channel: 'nobody-listens' });
-  assert.deepEqual([none.error.code, none.error.message, none.error.worker, none.error.channel], ['NO_HANDLER', 'worker 2 has no handler for "nobody-listens"', 2, 'nobody-listens']);
+  assert.deepEqual(
+    [none.error.code, none.error.message, none.error.worker, none.error.channel],
+    ['NO_HANDLER', 'worker 2 has no handler for "nobody-listens"', 2, 'nobody-listens'],
+  );
 
   const thrown = await askFrom(2, { to: 1, channel: 'fail' });
   assert.deepEqual([thrown.error.code, thrown.error.message], ['HANDLER_ERROR', 'handler broke']);
@@ -84,10 +87,22 @@ test('the asked worker dies: its pending requests reject at once (not at the tim
   // Asked again as soon as the first rejected: worker 2 is not back yet.
   assert.equal(body.again.error.code, 'WORKER_GONE');
   assert.match(body.again.error.message, new RegExp(`worker ${victim} is not running`));
-  await waitFor(() => cluster.lines.slice(mark).some((l) => /uncaught exception: replacing it/.test(l?.msg ?? '') && l.worker === victim), 8000, 'the victim replaced');
-  await waitFor(async () => (await fromEachWorker(cluster.port, '/who', 2, 20).catch(() => new Map())).size === 2, 8000, 'both workers serving');
+  await waitFor(
+    () => cluster.lines.slice(mark).some((l) => /uncaught exception: replacing it/.test(l?.msg ?? '') && l.worker === victim),
+    8000,
+    'the victim replaced',
+  );
+  await waitFor(
+    async () => (await fromEachWorker(cluster.port, '/who', 2, 20).catch(() => new Map())).size === 2,
+    8000,
+    'both workers serving',
+  );
   // The replacement has its handlers again; worker 1 never went down.
-  await waitFor(async () => (await askFrom(survivor, { to: victim, channel: 'echo', data: '1' })).reply?.at === victim, 8000, 'the victim answering');
+  await waitFor(
+    async () => (await askFrom(survivor, { to: victim, channel: 'echo', data: '1' })).reply?.at === victim,
+    8000,
+    'the victim answering',
+  );
   assert.ok(!cluster.lines.slice(mark).some((l) => /replacing it/.test(l?.msg ?? '') && l.worker === survivor), 'the asker kept running');
 });
 
@@ -104,7 +119,11 @@ test('outside a cluster: worker 0 is this process, handled locally with the same
   await reject(app.cluster.request(1, 'double', 1), 'UNKNOWN_WORKER', /no worker 1 \(worker ids are only 0 outside a cluster\)/);
   await reject(app.cluster.request(0, 'missing'), 'NO_HANDLER', /has no handler for "missing"/);
   await reject(app.cluster.request(0, 'fail'), 'HANDLER_ERROR', /^nope$/);
-  await reject(app.cluster.request(0, 'double', () => 1), 'NOT_CLONEABLE', /cannot be sent/);
+  await reject(
+    app.cluster.request(0, 'double', () => 1),
+    'NOT_CLONEABLE',
+    /cannot be sent/,
+  );
   app.cluster.handle('never', () => new Promise(() => {}));
   await reject(app.cluster.request(0, 'never', undefined, { timeout: 50 }), 'TIMEOUT', /within 50 ms/);
   // The data is a copy, as it would be between threads.

@@ -115,7 +115,8 @@ const server = await cluster(
         stats: { handler: () => ({ worker: app.worker, ...workerStats() }) },
         say: {
           handler: (socket, data: any) => {
-            for (let i = 0; i < (data.n ?? 1); i++) socket.publish(data.topic, 'said', { from: app.worker, i, ...(data.pad ? { pad: data.pad } : {}) });
+            for (let i = 0; i < (data.n ?? 1); i++)
+              socket.publish(data.topic, 'said', { from: app.worker, i, ...(data.pad ? { pad: data.pad } : {}) });
             return true;
           },
         },

@@ -39,6 +39,12 @@ test('SIGTERM under load: in-flight requests finish, WebSockets close with 1001,
   assert.ok(ok > 16, `requests served (${ok})`);
   assert.ok(finishedAfterSignal > 0, 'requests in flight at the signal finished after it');
   assert.equal(refused, 16, 'each client stopped at a refused connection');
-  assert.deepEqual(closes.map((c) => c.code), [1001, 1001, 1001, 1001]);
-  assert.ok(cluster.lines.some((l) => l?.msg === 'shutting down' && l.signal === 'SIGTERM'), 'logged');
+  assert.deepEqual(
+    closes.map((c) => c.code),
+    [1001, 1001, 1001, 1001],
+  );
+  assert.ok(
+    cluster.lines.some((l) => l?.msg === 'shutting down' && l.signal === 'SIGTERM'),
+    'logged',
+  );
 });

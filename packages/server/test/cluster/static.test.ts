@@ -16,12 +16,18 @@ writeFileSync(join(dir, 'big.txt'), big);
 writeFileSync(join(dir, 'index.html'), '<h1>hi</h1>');
 writeFileSync(join(dir, 'data.bin'), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)));
 
-function fetchBytes(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; encoding: string | undefined }> {
+function fetchBytes(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Buffer; encoding: string | undefined }> {
   return new Promise((resolve, reject) => {
     http
       .get({ port, host: '127.0.0.1', path, headers, agent: false }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (d) => chunks.push(d)).on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), encoding: res.headers['content-encoding'] }));
+        res
+          .on('data', (d) => chunks.push(d))
+          .on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), encoding: res.headers['content-encoding'] }));
       })
       .on('error', reject);
   });
@@ -32,8 +38,16 @@ test('static files are loaded by one worker and shared by the others; all serve 
   const { byWorker, spare } = await clientOnEachWorker(cluster.port, 3);
   try {
     const stats = await Promise.all([...byWorker.values()].map((c) => c.request('stats') as Promise<any>));
-    assert.equal(stats.reduce((n, s) => n + s.staticMade, 0), 3, 'each of the 3 files made once in the cluster');
-    assert.equal(stats.reduce((n, s) => n + s.staticShared, 0), 6, 'and taken as is by the 2 other workers');
+    assert.equal(
+      stats.reduce((n, s) => n + s.staticMade, 0),
+      3,
+      'each of the 3 files made once in the cluster',
+    );
+    assert.equal(
+      stats.reduce((n, s) => n + s.staticShared, 0),
+      6,
+      'and taken as is by the 2 other workers',
+    );
     for (let i = 0; i < 6; i++) {
       const plain = await fetchBytes(cluster.port, '/static/big.txt');
       assert.equal(plain.status, 200);

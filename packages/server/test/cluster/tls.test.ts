@@ -12,7 +12,29 @@ import { startCluster } from './harness.ts';
 const dir = mkdtempSync(join(tmpdir(), 'tachyon-cluster-tls-'));
 const keyFile = join(dir, 'key.pem');
 const certFile = join(dir, 'cert.pem');
-execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=localhost',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ],
+  { stdio: 'ignore' },
+);
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function getTls(port: number, path: string): Promise<any> {
@@ -33,12 +55,22 @@ test('uWS 20.57: an SSL acceptor hands HTTPS connections to SSL apps in worker t
   const { served, errors } = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
   assert.equal(errors, 0);
   assert.equal(Object.keys(served).length, 2, 'both workers served');
-  assert.equal(Object.values(served as Record<string, number>).reduce((a, b) => a + b), 200);
+  assert.equal(
+    Object.values(served as Record<string, number>).reduce((a, b) => a + b),
+    200,
+  );
 });
 
 for (const reusePort of [false, true]) {
-  test(`a TLS cluster${reusePort ? ' with reusePort' : ''}: every worker serves HTTPS on the one port`, { skip: reusePort && process.platform !== 'linux' && 'Linux only' }, async () => {
-    const cluster = await startCluster({ WORKERS: '2', TLS_KEY: readFileSync(keyFile, 'utf8'), TLS_CERT: readFileSync(certFile, 'utf8'), REUSE_PORT: reusePort ? '1' : '' });
+  test(`a TLS cluster${reusePort ? ' with reusePort' : ''}: every worker serves HTTPS on the one port`, {
+    skip: reusePort && process.platform !== 'linux' && 'Linux only',
+  }, async () => {
+    const cluster = await startCluster({
+      WORKERS: '2',
+      TLS_KEY: readFileSync(keyFile, 'utf8'),
+      TLS_CERT: readFileSync(certFile, 'utf8'),
+      REUSE_PORT: reusePort ? '1' : '',
+    });
     try {
       assert.equal(cluster.mode, reusePort ? 'reuseport' : 'acceptor');
       const workers = new Set<number>();
@@ -54,5 +86,8 @@ for (const reusePort of [false, true]) {
 
 test('TLS must agree: an App without tls in a TLS cluster fails startup', async () => {
   // The server's App takes tls from the same variables; give cluster() tls but break the App's.
-  await assert.rejects(startCluster({ WORKERS: '2', TLS_KEY: readFileSync(keyFile, 'utf8'), TLS_CERT: readFileSync(certFile, 'utf8'), APP_NO_TLS: '1' }), /cluster\(\) and the App|cluster\(\{ tls \}\) is set but the App has no tls/);
+  await assert.rejects(
+    startCluster({ WORKERS: '2', TLS_KEY: readFileSync(keyFile, 'utf8'), TLS_CERT: readFileSync(certFile, 'utf8'), APP_NO_TLS: '1' }),
+    /cluster\(\) and the App|cluster\(\{ tls \}\) is set but the App has no tls/,
+  );
 });

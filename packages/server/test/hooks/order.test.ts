@@ -62,7 +62,17 @@ describe('HTTP hook order', () => {
     const res = await app.request('/boom');
     assert.equal(res.status, 500);
     assert.deepEqual(await res.json(), { error: 'kaput' });
-    assert.deepEqual(seen, ['onRequest', 'middleware', 'preValidation', 'preHandler', 'handler', 'onError:500', 'error handler', 'onSend', 'onResponse:500']);
+    assert.deepEqual(seen, [
+      'onRequest',
+      'middleware',
+      'preValidation',
+      'preHandler',
+      'handler',
+      'onError:500',
+      'error handler',
+      'onSend',
+      'onResponse:500',
+    ]);
     await app.close();
   });
 
@@ -104,7 +114,17 @@ describe('HTTP hook order', () => {
     });
     const res = await app.request('/stuck');
     assert.equal(res.status, 503);
-    assert.deepEqual(seen, ['onRequest', 'middleware', 'preValidation', 'preHandler', 'handler', 'onTimeout', 'onError:503', 'onSend', 'onResponse:503']);
+    assert.deepEqual(seen, [
+      'onRequest',
+      'middleware',
+      'preValidation',
+      'preHandler',
+      'handler',
+      'onTimeout',
+      'onError:503',
+      'onSend',
+      'onResponse:503',
+    ]);
     await app.close();
   });
 
@@ -116,10 +136,14 @@ describe('HTTP hook order', () => {
       seen.push('app');
     });
     const routeHook: HttpHooks['preHandler'] = () => void seen.push('route 1');
-    app.get('/r', { hooks: { preHandler: [routeHook, async () => void seen.push('route 2')], onRequest: () => void seen.push('route onRequest') } }, () => {
-      seen.push('handler');
-      return 'ok';
-    });
+    app.get(
+      '/r',
+      { hooks: { preHandler: [routeHook, async () => void seen.push('route 2')], onRequest: () => void seen.push('route onRequest') } },
+      () => {
+        seen.push('handler');
+        return 'ok';
+      },
+    );
     app.get('/plain', () => 'plain');
     assert.equal(await (await app.request('/r')).text(), 'ok');
     assert.deepEqual(seen, ['route onRequest', 'app', 'route 1', 'route 2', 'handler']);
@@ -199,7 +223,18 @@ describe('WebSocket hook order', () => {
     assert.match(refused.message, /refused/);
     client.ws.close(1000);
     await eventually(() => seen.includes('close'));
-    assert.deepEqual(seen, ['onUpgrade /live none', 'upgrade', 'onOpen', 'open', 'onEvent hello', 'route onEvent', 'handler', 'onEvent forbidden', 'onSocketClose 1000', 'close']);
+    assert.deepEqual(seen, [
+      'onUpgrade /live none',
+      'upgrade',
+      'onOpen',
+      'open',
+      'onEvent hello',
+      'route onEvent',
+      'handler',
+      'onEvent forbidden',
+      'onSocketClose 1000',
+      'close',
+    ]);
     await srv.close();
   });
 

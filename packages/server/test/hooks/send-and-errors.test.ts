@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import { App } from '../../src/index.ts';
 import { recordingLogger, sleep } from '../helpers.ts';
 
-const errorsOf = (entries: { level: string; obj: unknown; msg?: string }[]) => entries.filter((e) => e.level === 'error').map((e) => `${e.msg}: ${(e.obj as { err?: Error }).err?.message}`);
+const errorsOf = (entries: { level: string; obj: unknown; msg?: string }[]) =>
+  entries.filter((e) => e.level === 'error').map((e) => `${e.msg}: ${(e.obj as { err?: Error }).err?.message}`);
 
 describe('onSend', () => {
   test('replaces the payload (sync and async, in order); undefined keeps it; Content-Length follows', async () => {
@@ -49,8 +50,28 @@ describe('onSend', () => {
   test('an onSend hook that throws, rejects or returns a non-body: a plain 500, logged, no loop', async () => {
     const { entries, logger } = recordingLogger();
     const app = new App({ logger });
-    app.get('/throws', { hooks: { onSend: () => { throw new Error('sync onSend bug'); } } }, () => 'x');
-    app.get('/rejects', { hooks: { onSend: async () => { throw new Error('async onSend bug'); } } }, () => 'x');
+    app.get(
+      '/throws',
+      {
+        hooks: {
+          onSend: () => {
+            throw new Error('sync onSend bug');
+          },
+        },
+      },
+      () => 'x',
+    );
+    app.get(
+      '/rejects',
+      {
+        hooks: {
+          onSend: async () => {
+            throw new Error('async onSend bug');
+          },
+        },
+      },
+      () => 'x',
+    );
     app.get('/object', { hooks: { onSend: () => ({ not: 'a body' }) } }, () => 'x');
     for (const path of ['/throws', '/rejects', '/object']) {
       const res = await app.request(path);
@@ -71,7 +92,17 @@ describe('hooks that fail', () => {
   test('onRequest / preHandler that throw or reject: a 500 with a log line; the error handler sees the error', async () => {
     const { entries, logger } = recordingLogger();
     const app = new App({ logger });
-    app.get('/a', { hooks: { onRequest: () => { throw new Error('onRequest bug'); } } }, () => 'never');
+    app.get(
+      '/a',
+      {
+        hooks: {
+          onRequest: () => {
+            throw new Error('onRequest bug');
+          },
+        },
+      },
+      () => 'never',
+    );
     app.get('/b', { hooks: { preHandler: () => Promise.reject(new Error('preHandler bug')) } }, () => 'never');
     for (const path of ['/a', '/b']) {
       const res = await app.request(path);
@@ -105,7 +136,7 @@ describe('hooks that fail', () => {
     await app.close();
   });
 
-  test('onClose hooks run in reverse order, awaited; a throwing one is logged; today\'s app.onClose works', async () => {
+  test("onClose hooks run in reverse order, awaited; a throwing one is logged; today's app.onClose works", async () => {
     const { entries, logger } = recordingLogger();
     const app = new App({ logger });
     const seen: string[] = [];
@@ -140,7 +171,9 @@ describe('hooks that fail', () => {
     const routes: string[] = [];
     const seen: string[] = [];
     app.addHook('onRoute', (route, options) => {
-      routes.push(`${route.kind} ${'method' in route ? route.method + ' ' : ''}${'path' in route ? route.path : route.prefix}${options && 'timeout' in options ? ` timeout=${options.timeout}` : ''}`);
+      routes.push(
+        `${route.kind} ${'method' in route ? route.method + ' ' : ''}${'path' in route ? route.path : route.prefix}${options && 'timeout' in options ? ` timeout=${options.timeout}` : ''}`,
+      );
     });
     app.addHook('onReady', async () => void seen.push('ready'));
     app.addHook('onListen', ({ port }) => void seen.push(`listening ${typeof port}`));
@@ -176,7 +209,10 @@ describe('hooks declared wrong: clear errors at declaration', () => {
     assert.throws(() => app.addHook('onRequest', 'nope' as never), /hook "onRequest" must be a function, got string/);
     assert.throws(() => app.addHook('onClose', null as never), /must be a function, got null/);
     assert.throws(() => app.get('/x', { hooks: { onOpen: () => {} } as never }, () => 'x'), /Route GET \/x: unknown hook "onOpen"/);
-    assert.throws(() => app.get('/x', { hooks: { preHandler: [42] } as never }, () => 'x'), /hook "preHandler" must be a function, got number/);
+    assert.throws(
+      () => app.get('/x', { hooks: { preHandler: [42] } as never }, () => 'x'),
+      /hook "preHandler" must be a function, got number/,
+    );
     assert.throws(() => app.get('/x', { hooks: 'all' as never }, () => 'x'), /hooks must be an object/);
     assert.throws(() => app.ws('/w', { hooks: { onEvent: 'x' } as never }), /ws \/w: hook "onEvent" must be a function/);
     assert.throws(() => app.ws('/w', { hooks: { preHandler: () => {} } as never }), /ws \/w: unknown hook "preHandler"/);

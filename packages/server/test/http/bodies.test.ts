@@ -38,7 +38,10 @@ describe('request bodies', () => {
     // Reads the body, swallows the failure (as a mounted framework would) and reports req.bodyError.
     app.post('/body-error', async (req) => {
       const before = req.bodyError;
-      const read = await req.bytes().then((b) => b.length, () => -1);
+      const read = await req.bytes().then(
+        (b) => b.length,
+        () => -1,
+      );
       const err = req.bodyError as (Error & { status?: number }) | null;
       return { before, read, error: err && { name: err.name, status: err.status ?? null } };
     });
@@ -46,7 +49,8 @@ describe('request bodies', () => {
   });
   after(() => srv.close());
 
-  const post = (path: string, body: BodyInit, type = 'application/json') => fetch(srv.url + path, { method: 'POST', headers: { 'content-type': type }, body });
+  const post = (path: string, body: BodyInit, type = 'application/json') =>
+    fetch(srv.url + path, { method: 'POST', headers: { 'content-type': type }, body });
 
   test('json(), text(), bytes()', async () => {
     assert.deepEqual(await (await post('/json', '{"x":[1,2]}')).json(), { got: { x: [1, 2] } });
@@ -77,16 +81,31 @@ describe('request bodies', () => {
     const chunked = await rawRequest(
       srv.port,
       'POST /bytes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n' +
-        '400\r\n' + 'a'.repeat(0x400) + '\r\n' + '400\r\n' + 'b'.repeat(0x400) + '\r\n0\r\n\r\n',
+        '400\r\n' +
+        'a'.repeat(0x400) +
+        '\r\n' +
+        '400\r\n' +
+        'b'.repeat(0x400) +
+        '\r\n0\r\n\r\n',
       { until: /\r\n\r\n[\s\S]*\}/ },
     );
     assert.equal(statusOf(chunked), 413);
     const reported = await rawRequest(
       srv.port,
-      'POST /body-error HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' + '400\r\n' + 'a'.repeat(0x400) + '\r\n' + '400\r\n' + 'b'.repeat(0x400) + '\r\n0\r\n\r\n',
+      'POST /body-error HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' +
+        '400\r\n' +
+        'a'.repeat(0x400) +
+        '\r\n' +
+        '400\r\n' +
+        'b'.repeat(0x400) +
+        '\r\n0\r\n\r\n',
       { until: /\r\n\r\n[\s\S]*\}/ },
     );
-    assert.deepEqual(JSON.parse(reported.slice(reported.indexOf('{'))), { before: null, read: -1, error: { name: 'HttpError', status: 413 } }, 'req.bodyError says why reading stopped');
+    assert.deepEqual(
+      JSON.parse(reported.slice(reported.indexOf('{'))),
+      { before: null, read: -1, error: { name: 'HttpError', status: 413 } },
+      'req.bodyError says why reading stopped',
+    );
     assert.deepEqual(await (await post('/body-error', 'fine')).json(), { before: null, read: 4, error: null });
     // The per-route limit overrides the app's.
     assert.deepEqual(await (await post('/big', new Uint8Array(2 * 1024 * 1024))).json(), { length: 2 * 1024 * 1024 });
@@ -139,7 +158,13 @@ describe('request bodies', () => {
   test('client abort in the middle of an upload, 1000 times: no crash, no leak', async () => {
     for (let i = 0; i < 1000; i++) {
       await new Promise<void>((resolve) => {
-        const req = request({ port: srv.port, host: '127.0.0.1', method: 'POST', path: '/stream', headers: { 'content-length': '100000' } });
+        const req = request({
+          port: srv.port,
+          host: '127.0.0.1',
+          method: 'POST',
+          path: '/stream',
+          headers: { 'content-length': '100000' },
+        });
         req.on('error', () => resolve());
         req.write(Buffer.alloc(1000), () => {
           req.destroy();
@@ -189,23 +214,55 @@ describe('streaming multipart (req.multipart)', () => {
       assert.equal(r.status, 200);
       assert.deepEqual(await r.json(), [
         { field: 'title', value: 'holiday' },
-        { file: 'video', filename: 'clip.bin', type: 'application/octet-stream', size: big.length, sha256: createHash('sha256').update(big).digest('hex') },
+        {
+          file: 'video',
+          filename: 'clip.bin',
+          type: 'application/octet-stream',
+          size: big.length,
+          sha256: createHash('sha256').update(big).digest('hex'),
+        },
         { field: 'after', value: 'yes' },
       ]);
 
       // Over a limit the server answers 413 at once and closes (the rest is never read):
       // a raw socket reads that answer where fetch would report the broken upload instead.
       const multipartBody = (files: [string, number][]) =>
-        files.map(([name, size]) => `--B\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${'z'.repeat(size)}\r\n`).join('') + '--B--\r\n';
-      for (const files of [[['f', 5000]], [['a', 1], ['b', 1]]] as [string, number][][]) {
+        files
+          .map(
+            ([name, size]) =>
+              `--B\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${'z'.repeat(size)}\r\n`,
+          )
+          .join('') + '--B--\r\n';
+      for (const files of [
+        [['f', 5000]],
+        [
+          ['a', 1],
+          ['b', 1],
+        ],
+      ] as [string, number][][]) {
         const body = multipartBody(files);
-        const raw = await rawRequest(srv.port, `POST /small-limit HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: ${body.length}\r\n\r\n${body}`, { until: /\}$/ });
+        const raw = await rawRequest(
+          srv.port,
+          `POST /small-limit HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          { until: /\}$/ },
+        );
         assert.equal(statusOf(raw), 413, JSON.stringify(files));
       }
-      assert.equal((await fetch(srv.url + '/upload', { method: 'POST', body: 'plain', headers: { 'content-type': 'text/plain' } })).status, 415);
-      const malformed = await fetch(srv.url + '/upload', { method: 'POST', body: '--zzz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated', headers: { 'content-type': 'multipart/form-data; boundary=zzz' } });
+      assert.equal(
+        (await fetch(srv.url + '/upload', { method: 'POST', body: 'plain', headers: { 'content-type': 'text/plain' } })).status,
+        415,
+      );
+      const malformed = await fetch(srv.url + '/upload', {
+        method: 'POST',
+        body: '--zzz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated',
+        headers: { 'content-type': 'multipart/form-data; boundary=zzz' },
+      });
       assert.equal(malformed.status, 400);
-      assert.equal((await fetch(srv.url + '/upload', { method: 'POST', body: 'x', headers: { 'content-type': 'multipart/form-data' } })).status, 400, 'no boundary');
+      assert.equal(
+        (await fetch(srv.url + '/upload', { method: 'POST', body: 'x', headers: { 'content-type': 'multipart/form-data' } })).status,
+        400,
+        'no boundary',
+      );
     } finally {
       await srv.close();
     }

@@ -26,13 +26,22 @@ describe('framing guard', () => {
 
   test('two Content-Lengths: the request hidden in the body never runs', async () => {
     const smuggled = 'GET /canary HTTP/1.1\r\nHost: x\r\n\r\n';
-    for (const lengths of [['0', String(smuggled.length)], [String(smuggled.length), '0'], ['5', '5']]) {
-      const raw = await rawRequest(running.port, post(lengths.map((l) => `Content-Length: ${l}`).join('\r\n'), smuggled), { timeout: 1000 });
+    for (const lengths of [
+      ['0', String(smuggled.length)],
+      [String(smuggled.length), '0'],
+      ['5', '5'],
+    ]) {
+      const raw = await rawRequest(running.port, post(lengths.map((l) => `Content-Length: ${l}`).join('\r\n'), smuggled), {
+        timeout: 1000,
+      });
       assert.doesNotMatch(raw, /200 OK/, `${lengths}: ${raw}`);
     }
     await sleep(50);
     assert.equal(canary, 0, 'the smuggled /canary did not execute');
-    assert.ok(log.entries.some((e) => e.level === 'warn' && /ambiguous framing/.test(e.msg ?? '')), 'logged');
+    assert.ok(
+      log.entries.some((e) => e.level === 'warn' && /ambiguous framing/.test(e.msg ?? '')),
+      'logged',
+    );
   });
 
   for (const [name, headers] of [
@@ -114,12 +123,22 @@ describe('parser limits inherited from uWS (documented in docs/server.md)', () =
   test('an empty Content-Length is not seen (reads as absent), so one before a real one frames no body', async () => {
     // Documented limit: uWS's getHeader returns "" for an empty header as for a missing one,
     // and walking every request's headers to tell them apart would cost every GET.
-    const raw = await rawRequest(running.port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \r\nContent-Length: 27\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n', { until: /ok$/ });
+    const raw = await rawRequest(
+      running.port,
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \r\nContent-Length: 27\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n',
+      { until: /ok$/ },
+    );
     assert.match(raw, /got 0[\s\S]*HTTP\/1\.1 200 OK[\s\S]*ok$/);
   });
 
   test('bytes >= 0x80 at the ends of a header value are trimmed', async () => {
-    const head = Buffer.concat([Buffer.from('GET /h HTTP/1.1\r\nHost: x\r\nX-Test: '), Buffer.from([0xe9]), Buffer.from('ab'), Buffer.from([0xe9]), Buffer.from('\r\n\r\n')]);
+    const head = Buffer.concat([
+      Buffer.from('GET /h HTTP/1.1\r\nHost: x\r\nX-Test: '),
+      Buffer.from([0xe9]),
+      Buffer.from('ab'),
+      Buffer.from([0xe9]),
+      Buffer.from('\r\n\r\n'),
+    ]);
     const raw = await rawRequest(running.port, head, { until: /"ab"$/ });
     assert.match(raw, /\r\n\r\n"ab"$/);
   });

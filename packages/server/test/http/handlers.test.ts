@@ -65,8 +65,14 @@ describe('returned values', () => {
       assert.equal(await (await fetch(srv.url + '/answered/1')).text(), 'first');
       await eventually(() => log.entries.some((e) => e.level === 'error'));
       const entry = log.entries.find((e) => e.level === 'error')!;
-      assert.deepEqual({ ...(entry.obj as object), err: undefined }, { err: undefined, method: 'GET', route: '/answered/:id', url: '/answered/1' });
-      assert.match((entry.obj as { err: Error }).err.message, /^a value returned by the handler after the response was sent \(GET \/answered\/:id\)/);
+      assert.deepEqual(
+        { ...(entry.obj as object), err: undefined },
+        { err: undefined, method: 'GET', route: '/answered/:id', url: '/answered/1' },
+      );
+      assert.match(
+        (entry.obj as { err: Error }).err.message,
+        /^a value returned by the handler after the response was sent \(GET \/answered\/:id\)/,
+      );
     } finally {
       await srv.close();
     }
@@ -91,7 +97,10 @@ describe('request timeout', () => {
     try {
       assert.equal(await (await fetch(srv.url + '/res')).text(), 'answered');
       assert.match(await (await fetch(srv.url + '/sse')).text(), /hello/);
-      assert.deepEqual(log.entries.filter((e) => e.level !== 'info' && e.level !== 'debug'), []);
+      assert.deepEqual(
+        log.entries.filter((e) => e.level !== 'info' && e.level !== 'debug'),
+        [],
+      );
     } finally {
       await srv.close();
     }

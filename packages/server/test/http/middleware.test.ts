@@ -118,7 +118,11 @@ describe('middleware', () => {
 
   test('next(err) and thrown errors go to the error handler', async () => {
     const app = new App();
-    app.get('/next-err', (req, res, next) => next(new HttpError(418, 'teapot')), () => 'never');
+    app.get(
+      '/next-err',
+      (req, res, next) => next(new HttpError(418, 'teapot')),
+      () => 'never',
+    );
     app.get('/throw', () => {
       throw new HttpError(409, 'conflict');
     });

@@ -168,10 +168,12 @@ describe('access logs', () => {
     const app = new App({ logger, requestId: true, accessLog: true });
     app.get('/users/:id', (req) => ({ id: req.params.id }));
     app.get('/stream', async (req, res) => {
-      await res.stream((async function* () {
-        yield 'abc';
-        yield 'defgh';
-      })());
+      await res.stream(
+        (async function* () {
+          yield 'abc';
+          yield 'defgh';
+        })(),
+      );
     });
     app.get('/slow', async () => {
       await sleep(30);

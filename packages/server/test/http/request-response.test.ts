@@ -41,7 +41,10 @@ describe('client address', () => {
     assert.equal(resolveClientIp('10.0.0.1', '1.1.1.1, 2.2.2.2', true), '1.1.1.1');
     assert.equal(resolveClientIp('10.0.0.1', '1.1.1.1, 2.2.2.2', 1), '2.2.2.2');
     assert.equal(resolveClientIp('10.0.0.1', '1.1.1.1, 2.2.2.2', 5), '1.1.1.1');
-    assert.equal(resolveClientIp('10.0.0.1', '1.1.1.1, 2.2.2.2', (a) => a.startsWith('10.') || a === '2.2.2.2'), '1.1.1.1');
+    assert.equal(
+      resolveClientIp('10.0.0.1', '1.1.1.1, 2.2.2.2', (a) => a.startsWith('10.') || a === '2.2.2.2'),
+      '1.1.1.1',
+    );
     assert.equal(resolveClientIp('10.0.0.1', undefined, true), '10.0.0.1');
   });
 });
@@ -63,7 +66,15 @@ describe('request and response over the wire', () => {
     }));
     app.get('/info-async', async (req) => {
       await sleep(5); // the uWS request is gone by now: everything must come from the snapshot
-      return { path: req.path, url: req.url, a: req.query.a, h: req.header('x-h'), all: req.headers['x-h'], cookie: req.cookies.c, ip: req.ip };
+      return {
+        path: req.path,
+        url: req.url,
+        a: req.query.a,
+        h: req.header('x-h'),
+        all: req.headers['x-h'],
+        cookie: req.cookies.c,
+        ip: req.ip,
+      };
     });
     app.get('/set-cookies', (req, res) => {
       res.cookie('plain', 'v 1', { httpOnly: true });
@@ -93,7 +104,9 @@ describe('request and response over the wire', () => {
   after(() => srv.close());
 
   test('method, path, url, query, headers, ip (behind one trusted proxy)', async () => {
-    const r = await fetch(srv.url + '/info?a=1&a=2&b=x%20y', { headers: { 'user-agent': 'tester', 'x-forwarded-for': '9.9.9.9, 8.8.8.8', 'x-forwarded-proto': 'https' } });
+    const r = await fetch(srv.url + '/info?a=1&a=2&b=x%20y', {
+      headers: { 'user-agent': 'tester', 'x-forwarded-for': '9.9.9.9, 8.8.8.8', 'x-forwarded-proto': 'https' },
+    });
     const body = await r.json();
     assert.deepEqual(body.query, { a: ['1', '2'], b: 'x y' });
     assert.equal(body.method, 'GET');
@@ -112,7 +125,15 @@ describe('request and response over the wire', () => {
 
   test('after an await, the request still has its path, query, headers and cookies', async () => {
     const r = await fetch(srv.url + '/info-async?a=5', { headers: { 'x-h': 'kept', cookie: 'c=yum' } });
-    assert.deepEqual(await r.json(), { path: '/info-async', url: '/info-async?a=5', a: '5', h: 'kept', all: 'kept', cookie: 'yum', ip: '127.0.0.1' });
+    assert.deepEqual(await r.json(), {
+      path: '/info-async',
+      url: '/info-async?a=5',
+      a: '5',
+      h: 'kept',
+      all: 'kept',
+      cookie: 'yum',
+      ip: '127.0.0.1',
+    });
   });
 
   test('invalid percent-encoding in the query → 400', async () => {

@@ -29,7 +29,7 @@ console.log(JSON.stringify({ size, alive: refs.map((w) => w.deref() !== undefine
 await server.close({ timeout: 100 });
 `;
 
-test('an async response, its 900 KiB body and the request\'s headers are collectable right after the request', () => {
+test("an async response, its 900 KiB body and the request's headers are collectable right after the request", () => {
   const out = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', SCRIPT], { encoding: 'utf8', timeout: 20_000 });
   assert.equal(out.status, 0, out.stderr);
   const { size, alive } = JSON.parse(out.stdout.trim().split('\n').pop()!);

@@ -168,7 +168,10 @@ describe('streaming responses', () => {
     const unknown = await head('/node');
     assert.equal(statusOf(unknown), 200);
     assert.doesNotMatch(unknown, /content-length/i);
-    const explicit = await rawRequest(srv.port, 'HEAD /explicit HTTP/1.1\r\nHost: x\r\n\r\nGET /iter HTTP/1.1\r\nHost: x\r\n\r\n', { until: /012\r\n0\r\n\r\n|012$/, timeout: 500 });
+    const explicit = await rawRequest(srv.port, 'HEAD /explicit HTTP/1.1\r\nHost: x\r\n\r\nGET /iter HTTP/1.1\r\nHost: x\r\n\r\n', {
+      until: /012\r\n0\r\n\r\n|012$/,
+      timeout: 500,
+    });
     assert.match(explicit, /x-own: 1/i);
     assert.doesNotMatch(explicit, /a body a HEAD/);
     const any = await rawRequest(srv.port, 'HEAD /any HTTP/1.1\r\nHost: x\r\n\r\n', { until: /\r\n\r\n/, timeout: 300 });

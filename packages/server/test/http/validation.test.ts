@@ -12,7 +12,10 @@ describe('validation with Zod', () => {
     const app = new App({ cookieSecret: 's' });
     app.get(
       '/users/:id',
-      { params: z.object({ id: z.coerce.number().int().positive() }), query: z.object({ fields: z.string().optional(), limit: z.coerce.number().max(100).default(10) }) },
+      {
+        params: z.object({ id: z.coerce.number().int().positive() }),
+        query: z.object({ fields: z.string().optional(), limit: z.coerce.number().max(100).default(10) }),
+      },
       (req) => ({ id: req.params.id, idType: typeof req.params.id, fields: req.query.fields, limit: req.query.limit }),
     );
     app.post('/users', { body: z.object({ name: z.string().min(1), tags: z.array(z.string()).max(3).default([]) }) }, async (req, res) =>
@@ -45,7 +48,10 @@ describe('validation with Zod', () => {
     assert.equal(r.status, 400);
     const body = await r.json();
     assert.equal(body.error, 'Invalid params');
-    assert.deepEqual(body.issues.map((i: { path: unknown }) => i.path), [['id']]);
+    assert.deepEqual(
+      body.issues.map((i: { path: unknown }) => i.path),
+      [['id']],
+    );
     assert.ok(lastError instanceof ValidationError);
     assert.equal((lastError as ValidationError).target, 'params');
     assert.ok((lastError as ValidationError).cause instanceof z.ZodError);
@@ -54,14 +60,25 @@ describe('validation with Zod', () => {
   test('invalid query → 400', async () => {
     const r = await fetch(srv.url + '/users/1?limit=1000');
     assert.equal(r.status, 400);
-    assert.deepEqual((await r.json()).issues.map((i: { path: unknown }) => i.path), [['limit']]);
+    assert.deepEqual(
+      (await r.json()).issues.map((i: { path: unknown }) => i.path),
+      [['limit']],
+    );
   });
 
   test('body: valid → 201 with defaults applied; invalid → 400 with nested paths', async () => {
-    let r = await fetch(srv.url + '/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ada' }) });
+    let r = await fetch(srv.url + '/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ada' }),
+    });
     assert.equal(r.status, 201);
     assert.deepEqual(await r.json(), { name: 'ada', tags: [] });
-    r = await fetch(srv.url + '/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '', tags: ['a', 1] }) });
+    r = await fetch(srv.url + '/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: '', tags: ['a', 1] }),
+    });
     assert.equal(r.status, 400);
     const paths = (await r.json()).issues.map((i: { path: unknown[] }) => i.path.join('.')).sort();
     assert.deepEqual(paths, ['name', 'tags.1']);
@@ -80,7 +97,8 @@ describe('validation with Zod', () => {
   });
 
   test('async refinements work', async () => {
-    const post = (name: string) => fetch(srv.url + '/async-refine', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+    const post = (name: string) =>
+      fetch(srv.url + '/async-refine', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
     assert.equal((await post('free')).status, 200);
     const r = await post('taken');
     assert.equal(r.status, 400);
@@ -88,7 +106,11 @@ describe('validation with Zod', () => {
   });
 
   test('consumes widens the accepted body types', async () => {
-    const r = await fetch(srv.url + '/form', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=x&n=5' });
+    const r = await fetch(srv.url + '/form', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=x&n=5',
+    });
     assert.deepEqual(await r.json(), { a: 'x', n: 5 });
     const bad = await fetch(srv.url + '/form', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'a=x' });
     assert.equal(bad.status, 415);
@@ -120,11 +142,22 @@ describe('validation with valibot (any Standard Schema)', () => {
     });
     const srv = await start(app);
     try {
-      const ok = await fetch(srv.url + '/items/7?q=z', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"hello"}' });
+      const ok = await fetch(srv.url + '/items/7?q=z', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"title":"hello"}',
+      });
       assert.deepEqual(await ok.json(), { id: 7, q: 'z', title: 'hello' });
-      const bad = await fetch(srv.url + '/items/7', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"h"}' });
+      const bad = await fetch(srv.url + '/items/7', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"title":"h"}',
+      });
       assert.equal(bad.status, 400);
-      assert.deepEqual((await bad.json()).issues.map((i: { path: unknown }) => i.path), [['title']]);
+      assert.deepEqual(
+        (await bad.json()).issues.map((i: { path: unknown }) => i.path),
+        [['title']],
+      );
       assert.ok(lastError instanceof ValidationError);
       assert.ok(Array.isArray((lastError as ValidationError).cause), 'non-Zod validators: the raw issues are the cause');
     } finally {

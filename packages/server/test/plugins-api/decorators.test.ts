@@ -13,9 +13,12 @@ describe('decorators', () => {
   test('decorateRequest / decorateReply: fields start at their value per request, methods are shared', async () => {
     const app = new App();
     app.decorateRequest('user' as never, null as never);
-    app.decorateRequest('greet' as never, function (this: Request & { user: string | null }) {
-      return `hi ${this.user ?? 'nobody'}`;
-    } as never);
+    app.decorateRequest(
+      'greet' as never,
+      function (this: Request & { user: string | null }) {
+        return `hi ${this.user ?? 'nobody'}`;
+      } as never,
+    );
     app.decorateReply('sentBy' as never, 'tachyon' as never);
     app.addHook('preHandler', (req) => {
       const r = req as Request & { user: string | null };
@@ -25,8 +28,16 @@ describe('decorators', () => {
       const r = req as Request & { user: string | null; greet(): string };
       return { user: r.user, greet: r.greet(), sentBy: (res as Response & { sentBy: string }).sentBy };
     });
-    assert.deepEqual(await (await app.request('/', { headers: { 'x-user': 'ann' } })).json(), { user: 'ann', greet: 'hi ann', sentBy: 'tachyon' });
-    assert.deepEqual(await (await app.request('/')).json(), { user: null, greet: 'hi nobody', sentBy: 'tachyon' }, 'a fresh value per request');
+    assert.deepEqual(await (await app.request('/', { headers: { 'x-user': 'ann' } })).json(), {
+      user: 'ann',
+      greet: 'hi ann',
+      sentBy: 'tachyon',
+    });
+    assert.deepEqual(
+      await (await app.request('/')).json(),
+      { user: null, greet: 'hi nobody', sentBy: 'tachyon' },
+      'a fresh value per request',
+    );
     await app.close();
   });
 
@@ -50,16 +61,22 @@ describe('decorators', () => {
     await app.close();
   });
 
-  test('decorations are encapsulated: a scope\'s request fields are not on sibling or root requests', async () => {
+  test("decorations are encapsulated: a scope's request fields are not on sibling or root requests", async () => {
     const app = new App();
     app.decorateRequest('appWide' as never, 1 as never);
-    await app.register((scope) => {
-      scope.decorateRequest('scoped' as never, 'yes' as never);
-      scope.get('/in', (req) => ({ scoped: (req as unknown as { scoped: string }).scoped ?? null }));
-    }, { prefix: '/s' });
-    await app.register((scope) => {
-      scope.get('/out', (req) => ({ scoped: 'scoped' in req }));
-    }, { prefix: '/t' });
+    await app.register(
+      (scope) => {
+        scope.decorateRequest('scoped' as never, 'yes' as never);
+        scope.get('/in', (req) => ({ scoped: (req as unknown as { scoped: string }).scoped ?? null }));
+      },
+      { prefix: '/s' },
+    );
+    await app.register(
+      (scope) => {
+        scope.get('/out', (req) => ({ scoped: 'scoped' in req }));
+      },
+      { prefix: '/t' },
+    );
     assert.deepEqual(await (await app.request('/s/in')).json(), { scoped: 'yes' });
     assert.deepEqual(await (await app.request('/t/out')).json(), { scoped: false });
     await app.close();
@@ -82,8 +99,14 @@ describe('decorators', () => {
 
   test('clashes and bad values are errors at declaration', () => {
     const app = new App();
-    const req = (name: string, value: unknown = null) => () => app.decorateRequest(name as never, value as never);
-    const reply = (name: string, value: unknown = null) => () => app.decorateReply(name as never, value as never);
+    const req =
+      (name: string, value: unknown = null) =>
+      () =>
+        app.decorateRequest(name as never, value as never);
+    const reply =
+      (name: string, value: unknown = null) =>
+      () =>
+        app.decorateReply(name as never, value as never);
     assert.throws(req('json'), /decorateRequest\("json"\): clashes with the built-in Request member "json"/);
     assert.throws(req('params'), /clashes with the built-in Request member "params"/);
     assert.throws(req('header'), /clashes with the built-in Request member "header"/);

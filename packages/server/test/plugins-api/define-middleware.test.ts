@@ -51,7 +51,14 @@ describe('defineMiddleware', () => {
 
   test('a setup that throws fails the start with its error, never a crash', async () => {
     const app = new App();
-    app.use(defineMiddleware((_req: unknown, _res: unknown, next: () => Promise<void>) => next(), () => { throw new Error('setup broke'); }));
+    app.use(
+      defineMiddleware(
+        (_req: unknown, _res: unknown, next: () => Promise<void>) => next(),
+        () => {
+          throw new Error('setup broke');
+        },
+      ),
+    );
     await assert.rejects(app.listen(0, '127.0.0.1'), /setup broke/);
   });
 });

@@ -21,10 +21,13 @@ describe('encapsulation', () => {
         scope.get('/fail', () => {
           throw new Error('x');
         });
-        await scope.register((child) => {
-          child.addHook('onRequest', (req) => void seen.push(`child ${req.path}`));
-          child.get('/deep', () => 'deep');
-        }, { prefix: '/child' });
+        await scope.register(
+          (child) => {
+            child.addHook('onRequest', (req) => void seen.push(`child ${req.path}`));
+            child.get('/deep', () => 'deep');
+          },
+          { prefix: '/child' },
+        );
       },
       { prefix: '/admin' },
     );
@@ -42,7 +45,11 @@ describe('encapsulation', () => {
     assert.deepEqual(seen.splice(0), ['root /']);
     assert.deepEqual(await (await app.request('/admin/fail')).json(), { error: 'admin error handler' });
     assert.equal((await app.request('/public/nowhere')).status, 404);
-    assert.deepEqual(seen.splice(0), ['root /admin/fail', 'admin /admin/fail', 'root /public/nowhere'], 'the scope hook does not run for 404s outside it');
+    assert.deepEqual(
+      seen.splice(0),
+      ['root /admin/fail', 'admin /admin/fail', 'root /public/nowhere'],
+      'the scope hook does not run for 404s outside it',
+    );
     await app.close();
   });
 
@@ -53,10 +60,13 @@ describe('encapsulation', () => {
       scope.addHook('onSend', (_req, res) => void res.header('x-tag', options.tag));
     });
     await app.register(tagging, { tag: 'v1' });
-    await app.register((scope, options: { n: number }) => {
-      seen.push(options);
-      scope.get('/x', () => 'x');
-    }, { prefix: '/s', n: 2 });
+    await app.register(
+      (scope, options: { n: number }) => {
+        seen.push(options);
+        scope.get('/x', () => 'x');
+      },
+      { prefix: '/s', n: 2 },
+    );
     app.get('/', () => 'root');
     assert.equal((await app.request('/')).headers.get('x-tag'), 'v1');
     assert.equal((await app.request('/s/x')).headers.get('x-tag'), 'v1');
@@ -69,10 +79,16 @@ describe('encapsulation', () => {
     const app = new App();
     const users = new Router().get('/:id', (req) => ({ id: req.params.id }));
     app.attach('/users', users);
-    await app.register((scope) => {
-      scope.addHook('preHandler', () => void seen.push('scoped'));
-      scope.attach('/r', new Router().get('/x', () => 'x'));
-    }, { prefix: '/s' });
+    await app.register(
+      (scope) => {
+        scope.addHook('preHandler', () => void seen.push('scoped'));
+        scope.attach(
+          '/r',
+          new Router().get('/x', () => 'x'),
+        );
+      },
+      { prefix: '/s' },
+    );
     assert.deepEqual(await (await app.request('/users/7')).json(), { id: '7' });
     assert.equal(await (await app.request('/s/r/x')).text(), 'x');
     assert.deepEqual(seen, ['scoped']);
@@ -115,19 +131,29 @@ describe('naming, dependencies, bad input', () => {
 
   test('a plugin that throws or rejects: register rejects with the plugin named', async () => {
     const app = new App();
-    await assert.rejects(app.register(definePlugin({ name: 'broken' }, () => {
-      throw new Error('no config');
-    })), /plugin "broken": no config/);
-    await assert.rejects(app.register(async function loader() {
-      throw new HttpError(500, 'async failure');
-    }), /plugin loader: async failure/);
+    await assert.rejects(
+      app.register(
+        definePlugin({ name: 'broken' }, () => {
+          throw new Error('no config');
+        }),
+      ),
+      /plugin "broken": no config/,
+    );
+    await assert.rejects(
+      app.register(async function loader() {
+        throw new HttpError(500, 'async failure');
+      }),
+      /plugin loader: async failure/,
+    );
   });
 
   test('a failing plugin not awaited: no unhandled rejection; the start fails with its error', async () => {
     const app = new App();
-    void app.register(definePlugin({ name: 'sync-bug' }, () => {
-      throw new Error('sync bug');
-    }));
+    void app.register(
+      definePlugin({ name: 'sync-bug' }, () => {
+        throw new Error('sync bug');
+      }),
+    );
     void app.register(async () => {
       throw new Error('async bug');
     });

@@ -7,7 +7,10 @@ const preflight = (url: string, origin: string, extra: Record<string, string> = 
   fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', ...extra } });
 
 function vary(res: globalThis.Response): string[] {
-  return (res.headers.get('vary') ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
+  return (res.headers.get('vary') ?? '')
+    .split(',')
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 describe('cors: preflight', () => {
@@ -158,7 +161,7 @@ describe('cors: origin forms', () => {
         return origin.endsWith('.trusted') ? true : origin === 'https://mapped' ? 'https://canonical' : false;
       },
     });
-    const async = await serve({ origin: async (origin) => (await Promise.resolve(origin === 'https://ok.example')) });
+    const async = await serve({ origin: async (origin) => await Promise.resolve(origin === 'https://ok.example') });
     try {
       assert.equal((await get(sync, 'https://a.trusted')).headers.get('access-control-allow-origin'), 'https://a.trusted');
       assert.equal((await get(sync, 'https://mapped')).headers.get('access-control-allow-origin'), 'https://canonical');

@@ -97,29 +97,33 @@ describe('health', () => {
     const { entries, logger } = recordingLogger();
     let busUp = true;
     const app = new App({ logger });
-    app.use(health({
-      timeout: 150,
-      checks: {
-        bus: () => busUp,
-        db: async () => {
-          await sleep(5);
-          return true;
+    app.use(
+      health({
+        timeout: 150,
+        checks: {
+          bus: () => busUp,
+          db: async () => {
+            await sleep(5);
+            return true;
+          },
         },
-      },
-    }));
+      }),
+    );
     const broken = new App({ logger });
-    broken.use(health({
-      timeout: 150,
-      readinessPath: '/ready',
-      livenessPath: '/live',
-      checks: {
-        throws: () => {
-          throw new Error('cache unreachable');
+    broken.use(
+      health({
+        timeout: 150,
+        readinessPath: '/ready',
+        livenessPath: '/live',
+        checks: {
+          throws: () => {
+            throw new Error('cache unreachable');
+          },
+          hangs: () => new Promise<boolean>(() => {}),
+          fine: () => true,
         },
-        hangs: () => new Promise<boolean>(() => {}),
-        fine: () => true,
-      },
-    }));
+      }),
+    );
     const srv = await start(app);
     const srv2 = await start(broken);
     try {
@@ -267,8 +271,16 @@ test('/readyz is 503 while the bus reports it is disconnected (Bus.ready), 200 a
 
 test('a bus without ready() is always ready; one whose ready() throws counts as not ready', async () => {
   const plain: Bus = { start() {}, publish() {}, interest() {}, close() {} };
-  const throwing: Bus = { ...plain, ready: () => { throw new Error('broken'); } };
-  for (const [bus, status] of [[plain, 200], [throwing, 503]] as const) {
+  const throwing: Bus = {
+    ...plain,
+    ready: () => {
+      throw new Error('broken');
+    },
+  };
+  for (const [bus, status] of [
+    [plain, 200],
+    [throwing, 503],
+  ] as const) {
     const app = new App({ bus });
     app.use(health());
     try {

@@ -80,7 +80,10 @@ describe('metrics', () => {
       assert.equal(value(samples, 'http_requests_total', { route: '/*', method: 'GET', status: '404' }), 1);
       // Unknown methods share one label value: clients cannot mint series.
       assert.equal(value(samples, 'http_requests_total', { route: '/anything', method: 'OTHER', status: '200' }), 2);
-      assert.ok(!samples.some((s) => s.labels.route === '/users/1' || s.labels.method === 'PURGE'), 'raw paths or methods leaked into labels');
+      assert.ok(
+        !samples.some((s) => s.labels.route === '/users/1' || s.labels.method === 'PURGE'),
+        'raw paths or methods leaked into labels',
+      );
       assert.equal(value(samples, 'http_requests_in_flight'), 1);
       assert.equal(value(samples, 'websocket_connections'), 1);
       assert.ok(value(samples, 'nodejs_eventloop_lag_seconds') !== undefined);
@@ -104,8 +107,14 @@ describe('metrics', () => {
       const users = { route: '/users/:id', method: 'GET', status: '200' };
       assert.equal(value(samples, 'http_request_duration_seconds_bucket', { ...users, le: '+Inf' }), 3);
       assert.equal(value(samples, 'http_request_duration_seconds_count', users), 3);
-      const buckets = samples.filter((s) => s.name === 'http_request_duration_seconds_bucket' && s.labels.route === '/users/:id').map((s) => s.value);
-      assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b), 'buckets are cumulative');
+      const buckets = samples
+        .filter((s) => s.name === 'http_request_duration_seconds_bucket' && s.labels.route === '/users/:id')
+        .map((s) => s.value);
+      assert.deepEqual(
+        buckets,
+        [...buckets].sort((a, b) => a - b),
+        'buckets are cumulative',
+      );
       assert.ok(value(samples, 'http_request_duration_seconds_sum', users)! < 1);
     } finally {
       await srv.close();
@@ -212,7 +221,10 @@ describe('metrics', () => {
       const { samples } = await scrape(srv.url + '/internal/metrics');
       assert.equal(value(samples, 'orders_total'), 5);
       assert.equal(value(samples, 'shop_http_requests_total', { route: '/', status: '200' }), 1);
-      assert.deepEqual(samples.filter((s) => s.name === 'shop_http_request_duration_seconds_bucket').map((s) => s.labels.le), ['0.5', '1', '+Inf']);
+      assert.deepEqual(
+        samples.filter((s) => s.name === 'shop_http_request_duration_seconds_bucket').map((s) => s.labels.le),
+        ['0.5', '1', '+Inf'],
+      );
       assert.equal(value(samples, 'process_cpu_seconds_total'), undefined);
       assert.equal((await fetch(srv.url + '/metrics')).status, 404);
     } finally {
@@ -230,6 +242,7 @@ describe('metrics', () => {
     assert.throws(() => metrics({ buckets: [1, 0.5] }), /buckets must be increasing/);
     assert.throws(() => metrics({ buckets: [] }), /buckets/);
     assert.throws(() => metrics({ route: true } as never), /unknown option "route"/);
-    for (const bad of [-1, 1.5, 60_001, '1000', NaN]) assert.throws(() => metrics({ clusterTimeout: bad as never }), /clusterTimeout must be a whole number/);
+    for (const bad of [-1, 1.5, 60_001, '1000', NaN])
+      assert.throws(() => metrics({ clusterTimeout: bad as never }), /clusterTimeout must be a whole number/);
   });
 });

@@ -70,7 +70,15 @@ describe('secureHeaders', () => {
       referrerPolicy: 'strict-origin-when-cross-origin',
       originAgentCluster: true,
       crossOriginEmbedderPolicy: true,
-      contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], 'img-src': ["'self'", 'data:'], scriptSrc: "'self'", upgradeInsecureRequests: true, objectSrc: false } },
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          'img-src': ["'self'", 'data:'],
+          scriptSrc: "'self'",
+          upgradeInsecureRequests: true,
+          objectSrc: false,
+        },
+      },
     });
     try {
       const res = await fetch(srv.url + '/');
@@ -78,7 +86,10 @@ describe('secureHeaders', () => {
       assert.equal(res.headers.get('referrer-policy'), 'strict-origin-when-cross-origin');
       assert.equal(res.headers.get('origin-agent-cluster'), '?1');
       assert.equal(res.headers.get('cross-origin-embedder-policy'), 'require-corp');
-      assert.equal(res.headers.get('content-security-policy'), "default-src 'self'; img-src 'self' data:; script-src 'self'; upgrade-insecure-requests");
+      assert.equal(
+        res.headers.get('content-security-policy'),
+        "default-src 'self'; img-src 'self' data:; script-src 'self'; upgrade-insecure-requests",
+      );
     } finally {
       await srv.close();
     }
@@ -113,7 +124,29 @@ describe('secureHeaders', () => {
     try {
       const keyFile = join(dir, 'k.pem');
       const certFile = join(dir, 'c.pem');
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          keyFile,
+          '-out',
+          certFile,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
       const tls = { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') };
       const get = (port: number) =>
         new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
@@ -147,8 +180,14 @@ describe('secureHeaders', () => {
     assert.throws(() => secureHeaders({ xFrameOption: 'DENY' } as never), /unknown option "xFrameOption"/);
     assert.throws(() => secureHeaders({ contentSecurityPolicy: {} as never }), /directives/);
     assert.throws(() => secureHeaders({ contentSecurityPolicy: { directives: {} } }), /empty/);
-    assert.throws(() => secureHeaders({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'; script-src *"] } } }), /invalid source/);
-    assert.throws(() => secureHeaders({ contentSecurityPolicy: { directives: { 'default src': ["'self'"] } } }), /invalid CSP directive name/);
+    assert.throws(
+      () => secureHeaders({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'; script-src *"] } } }),
+      /invalid source/,
+    );
+    assert.throws(
+      () => secureHeaders({ contentSecurityPolicy: { directives: { 'default src': ["'self'"] } } }),
+      /invalid CSP directive name/,
+    );
     assert.throws(() => secureHeaders({ contentSecurityPolicy: { directives: { defaultSrc: 5 as never } } }), /must be a string, a list/);
     assert.throws(() => secureHeaders(null as never), /options must be an object/);
   });

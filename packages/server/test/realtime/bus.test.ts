@@ -66,8 +66,15 @@ describe('buses', () => {
     await talker.request('shout', { n: 2 });
     bus.deliver!('room', '{"topic":"room","event":"remote","data":{"n":3}}', false);
     await sleep(100);
-    assert.deepEqual(bus.published.map((p) => JSON.parse(p.message).event), ['hello', 'shout']);
-    assert.deepEqual(got, [['hello', { n: 1 }], ['shout', { n: 2 }], ['remote', { n: 3 }]]);
+    assert.deepEqual(
+      bus.published.map((p) => JSON.parse(p.message).event),
+      ['hello', 'shout'],
+    );
+    assert.deepEqual(got, [
+      ['hello', { n: 1 }],
+      ['shout', { n: 2 }],
+      ['remote', { n: 3 }],
+    ]);
     listener.close();
     talker.close();
   });

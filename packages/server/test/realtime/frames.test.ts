@@ -28,7 +28,11 @@ describe('frames nothing on the route reads', () => {
   after(() => srv.close());
 
   const wsUrl = (path: string) => `ws://127.0.0.1:${srv.port}${path}`;
-  const NOT_PROTOCOL = { type: 'error', code: 'BAD_FRAME', message: 'Not a protocol frame (those start with {"type":"), and this route has no message handler' };
+  const NOT_PROTOCOL = {
+    type: 'error',
+    code: 'BAD_FRAME',
+    message: 'Not a protocol frame (those start with {"type":"), and this route has no message handler',
+  };
 
   for (const [name, frame] of [
     ['malformed JSON', 'not json{'],
@@ -55,7 +59,11 @@ describe('frames nothing on the route reads', () => {
   test('a binary frame: BAD_FRAME without ref', async () => {
     const c = await openWs(wsUrl('/plain'));
     c.ws.send(new Uint8Array([0x7b, 0x22, 0x74, 0x79, 0x70, 0x65, 0x22, 0x3a, 0x22])); // `{"type":"` as bytes is still binary
-    assert.deepEqual(await c.next((m) => m.type === 'error'), { type: 'error', code: 'BAD_FRAME', message: 'Binary frame, and this route has no message handler' });
+    assert.deepEqual(await c.next((m) => m.type === 'error'), {
+      type: 'error',
+      code: 'BAD_FRAME',
+      message: 'Binary frame, and this route has no message handler',
+    });
     await eventually(() => log.entries.some((e) => e.level === 'debug' && (e.obj as { binary?: boolean }).binary === true));
     c.ws.close();
   });
@@ -68,7 +76,11 @@ describe('frames nothing on the route reads', () => {
     c.ws.send('{"type":"ping","ref":3}');
     await eventually(() => c.messages.length > 0);
     await eventually(() => received.length === 3);
-    assert.deepEqual(received, [['not json{', false], ['[1,2,3]', false], ['\x01\x02\x03', true]]);
+    assert.deepEqual(received, [
+      ['not json{', false],
+      ['[1,2,3]', false],
+      ['\x01\x02\x03', true],
+    ]);
     assert.deepEqual(c.messages, [{ type: 'pong', ref: 3 }]);
     c.ws.close();
   });
@@ -83,7 +95,10 @@ describe('frames nothing on the route reads', () => {
     await eventually(() => c.messages.some((m) => (m as { type?: string }).type === 'pong'));
     const [validation, unknown, failed, pong] = c.messages as Record<string, unknown>[];
     assert.equal(c.messages.length, 4, 'the successful event got no reply');
-    assert.deepEqual({ ...validation, issues: undefined }, { type: 'error', code: 'VALIDATION', message: 'Invalid event data', issues: undefined });
+    assert.deepEqual(
+      { ...validation, issues: undefined },
+      { type: 'error', code: 'VALIDATION', message: 'Invalid event data', issues: undefined },
+    );
     assert.ok(Array.isArray(validation!.issues) && !('ref' in validation!));
     assert.deepEqual(unknown, { type: 'error', code: 'UNKNOWN_EVENT', message: 'Unknown event "nope"' });
     assert.deepEqual(failed, { type: 'error', code: 'HANDLER_ERROR', message: 'Internal error' });

@@ -23,7 +23,11 @@ describe('WebSocket rate limits', () => {
       assert.match(c.handshake, /retry-after: (5\d|60)\r\n/i);
       const other = await rawWebSocket(srv.port, '/live', { 'x-forwarded-for': '10.0.0.2' });
       assert.match(other.handshake, /^HTTP\/1.1 101/, 'another address has its own budget');
-      assert.equal(entries.filter((e) => e.msg === 'websocket upgrades over the rate limit: refusing with 429').length, 1, 'logged once per key and window');
+      assert.equal(
+        entries.filter((e) => e.msg === 'websocket upgrades over the rate limit: refusing with 429').length,
+        1,
+        'logged once per key and window',
+      );
       for (const s of [a, b, c, other]) s.destroy();
     } finally {
       await srv.close();
@@ -65,7 +69,11 @@ describe('WebSocket rate limits', () => {
       const y = await rawWebSocket(srv.port, '/broken');
       assert.match(x.handshake, /^HTTP\/1.1 101/);
       assert.match(y.handshake, /^HTTP\/1.1 101/, 'fails open');
-      assert.equal(entries.filter((e) => e.msg === 'websocket upgrade rate limit store failed: upgrade allowed').length, 1, 'throttled log');
+      assert.equal(
+        entries.filter((e) => e.msg === 'websocket upgrade rate limit store failed: upgrade allowed').length,
+        1,
+        'throttled log',
+      );
       for (const s of [first, second, bob, x, y]) s.destroy();
     } finally {
       memory.clear();
@@ -86,7 +94,10 @@ describe('WebSocket rate limits', () => {
       for (let i = 1; i <= 8; i++) c.ws.send(frame({ type: 'event', event: 'ping', ref: i }));
       const replies = [];
       for (let i = 1; i <= 8; i++) replies.push(await c.next((m) => m.ref === i));
-      assert.deepEqual(replies.slice(0, 5).map((r) => r.type), ['reply', 'reply', 'reply', 'reply', 'reply']);
+      assert.deepEqual(
+        replies.slice(0, 5).map((r) => r.type),
+        ['reply', 'reply', 'reply', 'reply', 'reply'],
+      );
       for (const r of replies.slice(5)) {
         assert.equal(r.type, 'error');
         assert.equal(r.code, 'RATE_LIMITED');
@@ -129,7 +140,11 @@ describe('WebSocket rate limits', () => {
       const closed = await flood.closed;
       assert.equal(closed.code, 4430);
       assert.equal(closed.reason, 'Rate limited');
-      assert.equal(entries.filter((e) => e.msg === 'websocket kept sending past its rate limit: closing with 4430').length, 1, 'logged once, not for every frame in flight');
+      assert.equal(
+        entries.filter((e) => e.msg === 'websocket kept sending past its rate limit: closing with 4430').length,
+        1,
+        'logged once, not for every frame in flight',
+      );
     } finally {
       await srv.close();
     }

@@ -37,7 +37,9 @@ test('a consumer that does not read: 100 000 volatile messages leave the buffer 
       maxBuffered = Math.max(maxBuffered, s.bufferedAmount);
       if (i % 1000 === 0) await sleep(0);
     }
-    t.diagnostic(`volatile sends ${JSON.stringify(results)}, volatile publishes delivered ${published}/100000, ordinary ${ordinary} (${ordinaryBytes} B), max buffered ${maxBuffered} B`);
+    t.diagnostic(
+      `volatile sends ${JSON.stringify(results)}, volatile publishes delivered ${published}/100000, ordinary ${ordinary} (${ordinaryBytes} B), max buffered ${maxBuffered} B`,
+    );
     // How many get through depends on the kernel's socket buffers (about 8 000 of each here).
     assert.ok(results.dropped > 0, `volatile sends were dropped: ${JSON.stringify(results)}`);
     assert.ok(published < 100_000, `volatile publishes were dropped: ${published} delivered`);
@@ -89,7 +91,10 @@ test('volatile messages reach readers that keep up; the index follows subscribe,
     await eventually(() => app.subscribers('cursors') === 0);
     assert.equal(app.publish('cursors', 'move', 52, { volatile: true }), false, 'nobody left');
     await sleep(30);
-    assert.deepEqual(got.early, Array.from({ length: 51 }, (_, i) => i + 1));
+    assert.deepEqual(
+      got.early,
+      Array.from({ length: 51 }, (_, i) => i + 1),
+    );
     assert.equal(got.late.length, 49);
     assert.equal(app.publish('nobody:here', 'move', 1, { volatile: true }), false);
   } finally {

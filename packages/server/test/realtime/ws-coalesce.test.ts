@@ -84,7 +84,10 @@ describe('coalescePublishes', () => {
     const sender = await subscriber(url);
     sender.ws.send('{"type":"event","event":"burst","data":5}');
     const t = await a.next((m) => Array.isArray(m) && m[0].topic === 't');
-    assert.deepEqual(t, [0, 1, 2, 3, 4].map((i) => ev('t', i)));
+    assert.deepEqual(
+      t,
+      [0, 1, 2, 3, 4].map((i) => ev('t', i)),
+    );
     const u = await a.next((m) => Array.isArray(m) && m[0].topic === 'u');
     assert.deepEqual(u, [ev('u', 'x'), ev('u', 'y')]);
     await sleep(30);
@@ -106,7 +109,10 @@ describe('coalescePublishes', () => {
     // The sender is excluded from its own socket publish only.
     await eventually(() => sender.messages.length >= 4);
     await sleep(30);
-    assert.deepEqual(sender.messages.filter((m: any) => m.type === undefined), [[ev('t', 1), ev('t', 2)], 'raw', ev('t', 3), ev('t', 4)]);
+    assert.deepEqual(
+      sender.messages.filter((m: any) => m.type === undefined),
+      [[ev('t', 1), ev('t', 2)], 'raw', ev('t', 3), ev('t', 4)],
+    );
     a.ws.close();
     sender.ws.close();
   });

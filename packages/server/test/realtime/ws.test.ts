@@ -151,12 +151,18 @@ describe('websocket routes and the protocol', () => {
     a.ws.send('{"type":"event","event":"chat:send","data":{"room":"7","text":"' + 'x'.repeat(30) + '"},"ref":11}');
     const invalid = await a.next();
     assert.equal(invalid.code, 'VALIDATION');
-    assert.deepEqual(invalid.issues.map((i: { path: string[] }) => i.path), [['text']]);
+    assert.deepEqual(
+      invalid.issues.map((i: { path: string[] }) => i.path),
+      [['text']],
+    );
     a.ws.send('{"type":"event","event":"nope","ref":12}');
     assert.deepEqual(await a.next(), { type: 'error', ref: 12, code: 'UNKNOWN_EVENT', message: 'Unknown event "nope"' });
     a.ws.send('{"type":"event","event":"boom","ref":13}');
     assert.deepEqual(await a.next(), { type: 'error', ref: 13, code: 'HANDLER_ERROR', message: 'Internal error' });
-    assert.ok(log.entries.some((e) => e.level === 'error' && (e.obj as { err?: Error }).err?.message === 'handler exploded'), 'logged');
+    assert.ok(
+      log.entries.some((e) => e.level === 'error' && (e.obj as { err?: Error }).err?.message === 'handler exploded'),
+      'logged',
+    );
     a.ws.send('{"type":"event","event":"forbidden","ref":14}');
     assert.deepEqual(await a.next(), { type: 'error', ref: 14, code: 'HANDLER_ERROR', message: 'not for you' });
     a.ws.send('{"type":"event","event":"later","ref":15}');
@@ -315,7 +321,11 @@ describe('slow consumers', () => {
     test(`a client that never reads: memory stays bounded (policy ${policy})`, async () => {
       const app = new App();
       let sock!: Socket<any>;
-      app.ws('/feed', { open: (ws) => ((sock = ws as Socket<any>), ws.subscribe('feed')), maxBackpressure: 256 * 1024, backpressure: policy });
+      app.ws('/feed', {
+        open: (ws) => ((sock = ws as Socket<any>), ws.subscribe('feed')),
+        maxBackpressure: 256 * 1024,
+        backpressure: policy,
+      });
       const srv = await start(app);
       try {
         const raw = await rawWebSocket(srv.port, '/feed');
@@ -413,7 +423,8 @@ describe('fan-out at scale', () => {
         assert.equal(app.connections, 1000);
         // One sender per room sends its messages in order.
         for (let n = 0; n < messagesPerRoom; n++) {
-          for (let room = 0; room < rooms; room++) clients[room]!.ws.send(JSON.stringify({ type: 'event', event: 'say', data: { room, n } }));
+          for (let room = 0; room < rooms; room++)
+            clients[room]!.ws.send(JSON.stringify({ type: 'event', event: 'say', data: { room, n } }));
         }
         const expected = Array.from({ length: messagesPerRoom }, (_, n) => n);
         await eventually(() => clients.every((c) => c.got.length >= messagesPerRoom), 15_000);

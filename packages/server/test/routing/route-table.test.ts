@@ -46,7 +46,7 @@ test('routes() lists HTTP routes with full paths and schemas, WS routes, mounts 
   assert.equal(byId.schemas.params, UserParams);
   assert.equal(byId.dedup, true);
   assert.equal(byId.middleware, 1, 'app middleware only: /admin does not cover /users');
-  assert.equal(http[3]!.middleware, 2, 'app middleware + the router\'s /admin middleware');
+  assert.equal(http[3]!.middleware, 2, "app middleware + the router's /admin middleware");
   const ws = routes.find((r): r is WsRouteInfo => r.kind === 'ws')!;
   assert.equal(ws.path, '/live');
   assert.deepEqual(ws.events, [{ name: 'say', schema: Say }, { name: 'ping' }]);

@@ -15,7 +15,9 @@ describe('app.client()', () => {
     const app = new App();
     app.client();
     app.client('/assets/live.js', { maxAge: 600 });
-    app.ws('/live', { events: { add: { handler: (_ws, data) => (data as { a: number; b: number }).a + (data as { a: number; b: number }).b } } });
+    app.ws('/live', {
+      events: { add: { handler: (_ws, data) => (data as { a: number; b: number }).a + (data as { a: number; b: number }).b } },
+    });
     running = await start(app);
   });
   after(async () => {

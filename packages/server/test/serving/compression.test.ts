@@ -6,7 +6,11 @@ import { App, negotiateEncoding } from '../../src/index.ts';
 import { start, type Running } from '../helpers.ts';
 
 /** Raw GET with exact headers; node:http does not decompress, so we see the bytes as sent. */
-function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request({ port, host: '127.0.0.1', path, headers }, (res) => {
       const chunks: Buffer[] = [];

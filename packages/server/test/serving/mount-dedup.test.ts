@@ -31,7 +31,13 @@ describe('mount: web-standard fetch handlers', () => {
       assert.equal(r.status, 201);
       assert.deepEqual(r.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
       assert.equal(await r.text(), 'hello world');
-      assert.deepEqual(seen, { method: 'POST', url: `http://127.0.0.1:${srv.port}/svelte/page?x=1`, ua: 'ua-test', body: 'payload', ip: '127.0.0.1' });
+      assert.deepEqual(seen, {
+        method: 'POST',
+        url: `http://127.0.0.1:${srv.port}/svelte/page?x=1`,
+        ua: 'ua-test',
+        body: 'payload',
+        ip: '127.0.0.1',
+      });
       assert.equal(await (await fetch(srv.url + '/svelte')).text(), 'hello world');
       assert.equal(await (await fetch(srv.url + '/stripped/a/b')).text(), '/a/b');
       assert.equal(await (await fetch(srv.url + '/stripped')).text(), '/');
@@ -180,16 +186,23 @@ describe('request dedup', () => {
       await sleep(5);
       return { n: calls };
     });
-    app.mount('/ssr', async () => {
-      calls++;
-      await sleep(5);
-      return new Response('<html>rendered</html>', { headers: { 'content-type': 'text/html' } });
-    }, { dedup: true });
+    app.mount(
+      '/ssr',
+      async () => {
+        calls++;
+        await sleep(5);
+        return new Response('<html>rendered</html>', { headers: { 'content-type': 'text/html' } });
+      },
+      { dedup: true },
+    );
     const srv = await start(app);
     return { srv, calls: () => calls, reset: () => (calls = 0) };
   }
 
-  const burst = (url: string, n: number, init?: RequestInit) => Promise.all(Array.from({ length: n }, () => fetch(url, init).then(async (r) => ({ status: r.status, text: await r.text(), headers: r.headers }))));
+  const burst = (url: string, n: number, init?: RequestInit) =>
+    Promise.all(
+      Array.from({ length: n }, () => fetch(url, init).then(async (r) => ({ status: r.status, text: await r.text(), headers: r.headers }))),
+    );
 
   test('200 concurrent requests, 5 ms handler → exactly 1 handler call, 200 identical responses', async () => {
     const { srv, calls } = await setup();
@@ -274,8 +287,20 @@ describe('request dedup', () => {
   test('the key includes the host: two hosts never share', async () => {
     const { srv, calls } = await setup();
     try {
-      const hostA = new Promise<string>((resolve) => request({ port: srv.port, host: '127.0.0.1', path: '/page', headers: { host: 'a.example' } }, (res) => { let d = ''; res.on('data', (c) => (d += c)); res.on('end', () => resolve(d)); }).end());
-      const hostB = new Promise<string>((resolve) => request({ port: srv.port, host: '127.0.0.1', path: '/page', headers: { host: 'b.example' } }, (res) => { let d = ''; res.on('data', (c) => (d += c)); res.on('end', () => resolve(d)); }).end());
+      const hostA = new Promise<string>((resolve) =>
+        request({ port: srv.port, host: '127.0.0.1', path: '/page', headers: { host: 'a.example' } }, (res) => {
+          let d = '';
+          res.on('data', (c) => (d += c));
+          res.on('end', () => resolve(d));
+        }).end(),
+      );
+      const hostB = new Promise<string>((resolve) =>
+        request({ port: srv.port, host: '127.0.0.1', path: '/page', headers: { host: 'b.example' } }, (res) => {
+          let d = '';
+          res.on('data', (c) => (d += c));
+          res.on('end', () => resolve(d));
+        }).end(),
+      );
       await Promise.all([hostA, hostB]);
       assert.equal(calls(), 2);
     } finally {
@@ -314,7 +339,8 @@ describe('request dedup', () => {
         const results = await burst(srv.url + '/page', 10);
         assert.ok(calls() > 1, `${name}: the handler ran for the waiters`);
         assert.ok(results.every((r) => r.status === 200));
-        if (name === 'set-cookie') assert.equal(new Set(results.map((r) => r.headers.get('set-cookie'))).size, calls(), 'nobody got someone else\'s cookie');
+        if (name === 'set-cookie')
+          assert.equal(new Set(results.map((r) => r.headers.get('set-cookie'))).size, calls(), "nobody got someone else's cookie");
       } finally {
         await srv.close();
       }

@@ -71,7 +71,10 @@ describe('static files', () => {
     let js = '';
     for (let i = 0; js.length < 100 * 1024; i++) js += `export const value${i} = compute(${i}, 'static files are fast'); // line ${i}\n`;
     const add = (rel: string, body: string | Buffer) => (fixtures[rel] = Buffer.from(body));
-    add('index.html', '<!doctype html><html><head><title>home</title></head><body><h1>Home page</h1><p>Welcome to the static file test fixture.</p></body></html>\n');
+    add(
+      'index.html',
+      '<!doctype html><html><head><title>home</title></head><body><h1>Home page</h1><p>Welcome to the static file test fixture.</p></body></html>\n',
+    );
     add('site.css', 'body { color: red; margin: 0 auto; }\n'.repeat(50));
     add('app.js', js);
     add('logo.png', Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(4096)]));
@@ -328,7 +331,11 @@ describe('static files', () => {
       assert.equal((await get('/static/site.css', { range: 'bytes=0-9', 'if-range': etag! })).status, 206);
       assert.equal((await get('/static/site.css', { range: 'bytes=0-9', 'if-range': lm! })).status, 206);
       assert.equal((await get('/static/site.css', { range: 'bytes=0-9', 'if-range': '"stale"' })).status, 200);
-      assert.equal((await get('/static/site.css', { range: 'bytes=0-9', 'if-range': `W/${etag}` })).status, 200, 'weak tags never match If-Range');
+      assert.equal(
+        (await get('/static/site.css', { range: 'bytes=0-9', 'if-range': `W/${etag}` })).status,
+        200,
+        'weak tags never match If-Range',
+      );
       assert.equal((await get('/static/site.css', { range: 'bytes=0-9', 'if-range': 'Thu, 01 Jan 1998 00:00:00 GMT' })).status, 200);
       // The compressed variant's tag is not the identity's.
       const br = await get('/static/app.js', { 'accept-encoding': 'br' });
@@ -344,7 +351,10 @@ describe('static files', () => {
   describe('HEAD', () => {
     /** HEAD then GET pipelined on one connection: the GET's status line must follow the HEAD's headers immediately. */
     async function headThenGet(path: string): Promise<{ head: string; rest: string }> {
-      const raw = await rawRequest(srv.port, `HEAD ${path} HTTP/1.1\r\nHost: x\r\n\r\nGET /static/docs/guide.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      const raw = await rawRequest(
+        srv.port,
+        `HEAD ${path} HTTP/1.1\r\nHost: x\r\n\r\nGET /static/docs/guide.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+      );
       const split = raw.indexOf('\r\n\r\n');
       return { head: raw.slice(0, split), rest: raw.slice(split + 4) };
     }
@@ -748,7 +758,7 @@ describe('static files: precompressed (variants made at build time)', () => {
       try {
         const b = await request(srv.port, '/app.js', { 'accept-encoding': 'br' });
         assert.equal(b.headers['content-encoding'], 'br');
-        assert.ok(b.body.equals(br), 'the build\'s brotli bytes');
+        assert.ok(b.body.equals(br), "the build's brotli bytes");
         const g = await request(srv.port, '/app.js', { 'accept-encoding': 'gzip' });
         assert.equal(g.headers['content-encoding'], 'gzip');
         assert.ok(g.body.equals(gz));

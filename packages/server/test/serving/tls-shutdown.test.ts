@@ -17,7 +17,27 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 function selfSigned(name: string): { key: string; cert: string; keyFile: string; certFile: string } {
   const keyFile = join(dir, `${name}.key`);
   const certFile = join(dir, `${name}.crt`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name},IP:127.0.0.1`], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      `subjectAltName=DNS:${name},IP:127.0.0.1`,
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), keyFile, certFile };
 }
 
@@ -99,7 +119,8 @@ describe('graceful shutdown on signals', () => {
         req.on('error', (e: NodeJS.ErrnoException) => {
           // Never accepted: the listener is gone, or a reused idle connection was closed
           // before the server read the request. Anything else is a failure.
-          if (e.code === 'ECONNREFUSED' || ((e.code === 'ECONNRESET' || e.message === 'socket hang up') && req.reusedSocket)) outcomes.refused++;
+          if (e.code === 'ECONNREFUSED' || ((e.code === 'ECONNRESET' || e.message === 'socket hang up') && req.reusedSocket))
+            outcomes.refused++;
           else outcomes.other.push(`${e.code} ${e.message}`);
           resolve();
         });

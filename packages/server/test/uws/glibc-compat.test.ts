@@ -12,14 +12,19 @@ const binary = join(packageDir, `uws_linux_x64_${process.versions.modules}.node`
 const original = readFileSync(existsSync(`${binary}.glibc238.orig`) ? `${binary}.glibc238.orig` : binary);
 
 function versionIndex(buf: Buffer, name: string): number {
-  return inspectElf(buf).needs.find((n) => n.file === 'libc.so.6')!.auxes.find((a) => a.name === name)!.other;
+  return inspectElf(buf)
+    .needs.find((n) => n.file === 'libc.so.6')!
+    .auxes.find((a) => a.name === name)!.other;
 }
 
 describe('glibc compat patch', () => {
   test('the registry build needs GLIBC_2.38 only for the three C23 imports', () => {
     assert.ok(requiredGlibcVersions(original).includes('GLIBC_2.38'));
     const v238 = versionIndex(original, 'GLIBC_2.38');
-    const users = inspectElf(original).symbols.filter((s) => s.version === v238).map((s) => s.name).sort();
+    const users = inspectElf(original)
+      .symbols.filter((s) => s.version === v238)
+      .map((s) => s.name)
+      .sort();
     assert.deepEqual(users, ['__isoc23_sscanf', '__isoc23_strtol', '__isoc23_strtoul']);
   });
 
@@ -30,7 +35,11 @@ describe('glibc compat patch', () => {
     assert.equal(versions.length, requiredGlibcVersions(original).length - 1);
     const classic = versionIndex(patched, 'GLIBC_2.2.5');
     const { symbols } = inspectElf(patched);
-    for (const name of ['sscanf', 'strtol', 'strtoul']) assert.ok(symbols.some((s) => s.name === name && s.version === classic), `${name}@GLIBC_2.2.5`);
+    for (const name of ['sscanf', 'strtol', 'strtoul'])
+      assert.ok(
+        symbols.some((s) => s.name === name && s.version === classic),
+        `${name}@GLIBC_2.2.5`,
+      );
     assert.ok(!symbols.some((s) => s.name.startsWith('__isoc23_')));
     assert.equal(patched.length, original.length, 'same size');
     assert.equal(patchBuffer(patched), null, 'patching twice changes nothing');

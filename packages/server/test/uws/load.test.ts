@@ -2,7 +2,18 @@
 // package in a temporary app outside the repository, each load in a fresh process.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,8 +24,12 @@ import { requiredGlibcVersions } from '../../src/uws/glibc-compat.ts';
 const loader = fileURLToPath(new URL('../../src/uws/load.ts', import.meta.url));
 const installed = dirname(createRequire(import.meta.url).resolve('uWebSockets.js'));
 const name = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-const shipped = readFileSync(existsSync(join(installed, `${name}.glibc238.orig`)) ? join(installed, `${name}.glibc238.orig`) : join(installed, name));
-const glibcTooOld = requiredGlibcVersions(shipped).includes('GLIBC_2.38') && !/^2\.(3[89]|[4-9]\d)/.test(String((process.report.getReport() as any).header.glibcVersionRuntime));
+const shipped = readFileSync(
+  existsSync(join(installed, `${name}.glibc238.orig`)) ? join(installed, `${name}.glibc238.orig`) : join(installed, name),
+);
+const glibcTooOld =
+  requiredGlibcVersions(shipped).includes('GLIBC_2.38') &&
+  !/^2\.(3[89]|[4-9]\d)/.test(String((process.report.getReport() as any).header.glibcVersionRuntime));
 const work = mkdtempSync(join(tmpdir(), 'tachyon-uws-load-'));
 after(() => {
   chmodSync(work, 0o700);
@@ -54,7 +69,9 @@ function load(app: string, env: Record<string, string | undefined> = {}) {
 const cacheOf = (app: string) => join(app, 'node_modules', '.cache', 'tachyon-uws');
 
 describe('loading uWebSockets.js', () => {
-  test('a fresh install on this glibc loads (patched copy in node_modules/.cache), node_modules untouched', { skip: !glibcTooOld && 'glibc >= 2.38 here: the shipped binary loads as is' }, () => {
+  test('a fresh install on this glibc loads (patched copy in node_modules/.cache), node_modules untouched', {
+    skip: !glibcTooOld && 'glibc >= 2.38 here: the shipped binary loads as is',
+  }, () => {
     const app = fakeApp('fresh');
     const out = load(app);
     assert.equal(out.status, 0, out.stderr);
@@ -80,7 +97,9 @@ describe('loading uWebSockets.js', () => {
     assert.equal(readFileSync(file).length, shipped.length);
   });
 
-  test('an unwritable node_modules falls back to the user cache; TACHYON_UWS_CACHE comes first', { skip: !glibcTooOld && 'glibc >= 2.38 here' }, () => {
+  test('an unwritable node_modules falls back to the user cache; TACHYON_UWS_CACHE comes first', {
+    skip: !glibcTooOld && 'glibc >= 2.38 here',
+  }, () => {
     const app = fakeApp('readonly');
     // A file where the cache directory would go: mkdir fails (chmod alone does not stop root).
     writeFileSync(join(app, 'node_modules', '.cache'), 'not a directory');
@@ -102,7 +121,7 @@ describe('loading uWebSockets.js', () => {
     assert.match(out.stderr, new RegExp(`ABI ${process.versions.modules}`));
     assert.match(out.stderr, /is missing from/);
     assert.match(out.stderr, /What to do: /);
-    assert.doesNotMatch(out.stderr, /supports only Node.js versions/, 'the wrapper\'s misleading text is not the headline');
+    assert.doesNotMatch(out.stderr, /supports only Node.js versions/, "the wrapper's misleading text is not the headline");
   });
 
   test('a corrupt binary is not patched: a clear error with the cause', () => {

@@ -21,7 +21,10 @@ interface ModuleNode {
 /** The subset of Vite's ViteDevServer used here. */
 export interface DevServerLike {
   config: { root: string; logger?: { info(msg: string): void; error(msg: string): void } };
-  httpServer: { on(event: 'upgrade', listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown; once(event: 'close', listener: () => void): unknown } | null;
+  httpServer: {
+    on(event: 'upgrade', listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+    once(event: 'close', listener: () => void): unknown;
+  } | null;
   ssrLoadModule(url: string): Promise<Record<string, unknown>>;
   watcher?: { on(event: 'change', listener: (file: string) => void): unknown };
   moduleGraph?: { getModulesByFile(file: string): Set<ModuleNode> | undefined; invalidateModule(mod: ModuleNode): void };
@@ -102,7 +105,9 @@ export async function startDevRealtime(server: DevServerLike, ws: { path: string
     try {
       next = await boot();
     } catch (err) {
-      server.config.logger?.error(`@tachyon/sveltekit: ${ws.hooks} failed to reload, the previous version keeps serving: ${(err as Error)?.stack ?? String(err)}`);
+      server.config.logger?.error(
+        `@tachyon/sveltekit: ${ws.hooks} failed to reload, the previous version keeps serving: ${(err as Error)?.stack ?? String(err)}`,
+      );
       return;
     }
     const old = state.current;
@@ -137,5 +142,7 @@ export async function startDevRealtime(server: DevServerLike, ws: { path: string
     socket.on('close', () => upstream.destroy());
     upstream.on('close', () => socket.destroy());
   });
-  server.config.logger?.info(`@tachyon/sveltekit: realtime at ${ws.path}${file ? '' : ` (no ${ws.hooks} file: connections are accepted, no hooks)`}`);
+  server.config.logger?.info(
+    `@tachyon/sveltekit: realtime at ${ws.path}${file ? '' : ` (no ${ws.hooks} file: connections are accepted, no hooks)`}`,
+  );
 }

@@ -46,7 +46,8 @@ export function resolveAdapterOptions(options: AdapterOptions | undefined): Reso
   const precompress = o.precompress ?? true;
   if (typeof precompress !== 'boolean') fail('precompress must be a boolean');
   const envPrefix = o.envPrefix ?? '';
-  if (typeof envPrefix !== 'string' || (envPrefix !== '' && !ENV_PREFIX.test(envPrefix))) fail(`envPrefix must be letters, digits and underscores (got ${JSON.stringify(envPrefix)})`);
+  if (typeof envPrefix !== 'string' || (envPrefix !== '' && !ENV_PREFIX.test(envPrefix)))
+    fail(`envPrefix must be letters, digits and underscores (got ${JSON.stringify(envPrefix)})`);
   let websocket: ResolvedAdapterOptions['websocket'] = { path: '/ws', hooks: 'src/hooks.ws' };
   if (o.websocket === false) websocket = false;
   else if (o.websocket !== undefined) {
@@ -54,7 +55,8 @@ export function resolveAdapterOptions(options: AdapterOptions | undefined): Reso
     if (typeof w !== 'object' || w === null || Array.isArray(w)) fail('websocket must be an object ({ path, hooks }) or false');
     checkKnownKeys('@tachyon/sveltekit: adapter() websocket', w, KNOWN_WS);
     const path = w.path ?? '/ws';
-    if (typeof path !== 'string' || !WS_PATH.test(path) || path.includes('//') || (path.length > 1 && path.endsWith('/'))) fail(`websocket.path must be an absolute URL path like "/ws" (got ${JSON.stringify(path)})`);
+    if (typeof path !== 'string' || !WS_PATH.test(path) || path.includes('//') || (path.length > 1 && path.endsWith('/')))
+      fail(`websocket.path must be an absolute URL path like "/ws" (got ${JSON.stringify(path)})`);
     const hooks = w.hooks ?? 'src/hooks.ws';
     if (typeof hooks !== 'string' || hooks.trim() === '') fail('websocket.hooks must be a file path relative to the project root');
     websocket = { path, hooks };

@@ -18,7 +18,9 @@ export interface VitePlugin {
   name: string;
   configResolved?(config: { root: string; command: string }): void;
   /** Rollup's `input` option, typed as Rollup does: Vite's Plugin type must accept this hook. */
-  options?(input: { input?: string | string[] | Record<string, string> }): { input?: string | string[] | Record<string, string> } | null | undefined;
+  options?(input: {
+    input?: string | string[] | Record<string, string>;
+  }): { input?: string | string[] | Record<string, string> } | null | undefined;
   configureServer?(server: DevServerLike): void | Promise<void>;
 }
 

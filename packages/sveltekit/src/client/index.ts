@@ -35,7 +35,8 @@ export class Connection {
   readonly #watchStatus: () => void;
 
   constructor(options: ConnectionOptions = {}) {
-    if (options.path !== undefined && (typeof options.path !== 'string' || !options.path.startsWith('/'))) throw new TypeError('path must start with "/"');
+    if (options.path !== undefined && (typeof options.path !== 'string' || !options.path.startsWith('/')))
+      throw new TypeError('path must start with "/"');
     this.#options = options;
     this.#watchStatus = createSubscriber((update) => this.live?.onStatus(() => update()));
   }
@@ -87,7 +88,8 @@ export class Topic<T = unknown> {
         const entry = { event, data: data as T };
         this.#latest = entry;
         // A new array each time: `{#each topic.events}` and $derived see the change.
-        this.#events = this.#events.length >= limit ? [...this.#events.slice(this.#events.length - limit + 1), entry] : [...this.#events, entry];
+        this.#events =
+          this.#events.length >= limit ? [...this.#events.slice(this.#events.length - limit + 1), entry] : [...this.#events, entry];
         update();
       }),
     );
@@ -123,7 +125,8 @@ export function connection(options?: ConnectionOptions): Connection {
   if (!inBrowser()) return new Connection(options);
   const key = options === undefined ? '' : `${options.url ?? ''} ${options.path ?? ''}`;
   if (shared === undefined) shared = { connection: new Connection(options), key };
-  else if (options !== undefined && key !== shared.key) throw new Error(`connection(): the shared connection already uses other options (${JSON.stringify(shared.key.trim())})`);
+  else if (options !== undefined && key !== shared.key)
+    throw new Error(`connection(): the shared connection already uses other options (${JSON.stringify(shared.key.trim())})`);
   return shared.connection;
 }
 

@@ -24,8 +24,22 @@ export interface ServerEnv {
 
 /** Variables read with the prefix (as adapter-node's list, plus SSL_CERT/SSL_KEY and ORIGIN). */
 const EXPECTED = new Set([
-  'SOCKET_PATH', 'HOST', 'PORT', 'ORIGIN', 'XFF_DEPTH', 'ADDRESS_HEADER', 'PROTOCOL_HEADER', 'HOST_HEADER', 'PORT_HEADER',
-  'BODY_SIZE_LIMIT', 'SHUTDOWN_TIMEOUT', 'IDLE_TIMEOUT', 'KEEP_ALIVE_TIMEOUT', 'HEADERS_TIMEOUT', 'SSL_CERT', 'SSL_KEY',
+  'SOCKET_PATH',
+  'HOST',
+  'PORT',
+  'ORIGIN',
+  'XFF_DEPTH',
+  'ADDRESS_HEADER',
+  'PROTOCOL_HEADER',
+  'HOST_HEADER',
+  'PORT_HEADER',
+  'BODY_SIZE_LIMIT',
+  'SHUTDOWN_TIMEOUT',
+  'IDLE_TIMEOUT',
+  'KEEP_ALIVE_TIMEOUT',
+  'HEADERS_TIMEOUT',
+  'SSL_CERT',
+  'SSL_KEY',
 ]);
 
 const INTEGER = /^\d+$/;
@@ -49,7 +63,9 @@ export function readEnv(prefix: string, bakedOrigin: string | undefined, env: No
   if (prefix) {
     for (const name in env) {
       if (name.startsWith(prefix) && !EXPECTED.has(name.slice(prefix.length))) {
-        throw new Error(`You should change envPrefix (${prefix}) to avoid conflicts with existing environment variables: unexpectedly saw ${name}`);
+        throw new Error(
+          `You should change envPrefix (${prefix}) to avoid conflicts with existing environment variables: unexpectedly saw ${name}`,
+        );
       }
     }
   }
@@ -67,8 +83,12 @@ export function readEnv(prefix: string, bakedOrigin: string | undefined, env: No
     return raw.toLowerCase();
   };
 
-  if (get('SOCKET_PATH')) throw new Error(`${prefix}SOCKET_PATH is not supported by @tachyon/sveltekit yet: listen on HOST and PORT (a proxy can forward a Unix socket to them)`);
-  if (env.LISTEN_FDS && env.LISTEN_FDS !== '0') throw new Error('systemd socket activation (LISTEN_FDS) is not supported by @tachyon/sveltekit');
+  if (get('SOCKET_PATH'))
+    throw new Error(
+      `${prefix}SOCKET_PATH is not supported by @tachyon/sveltekit yet: listen on HOST and PORT (a proxy can forward a Unix socket to them)`,
+    );
+  if (env.LISTEN_FDS && env.LISTEN_FDS !== '0')
+    throw new Error('systemd socket activation (LISTEN_FDS) is not supported by @tachyon/sveltekit');
 
   const host = get('HOST') || '0.0.0.0';
   const portRaw = get('PORT') || '3000';
@@ -93,7 +113,8 @@ export function readEnv(prefix: string, bakedOrigin: string | undefined, env: No
 
   const limitRaw = get('BODY_SIZE_LIMIT') || '512K';
   const bodySizeLimit = parseBytes(limitRaw);
-  if (Number.isNaN(bodySizeLimit)) invalid(prefix + 'BODY_SIZE_LIMIT', limitRaw, 'should be a number of bytes, with an optional K, M or G suffix, or Infinity');
+  if (Number.isNaN(bodySizeLimit))
+    invalid(prefix + 'BODY_SIZE_LIMIT', limitRaw, 'should be a number of bytes, with an optional K, M or G suffix, or Infinity');
 
   const sslCert = get('SSL_CERT') || undefined;
   const sslKey = get('SSL_KEY') || undefined;

@@ -124,7 +124,8 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
     // A declared length over the limit is refused before SvelteKit runs (adapter-node answers
     // 413 too). A chunked body that grows past it errors its stream while SvelteKit reads it.
     const length = req.header('content-length');
-    if (length !== undefined && Number(length) > bodyLimit) throw new HttpError(413, `Request body exceeds the limit of ${bodyLimit} bytes`);
+    if (length !== undefined && Number(length) > bodyLimit)
+      throw new HttpError(413, `Request body exceeds the limit of ${bodyLimit} bytes`);
     const request = toWebRequest(req, '', originOf === undefined ? undefined : originOf(req));
     const response = await server.respond(request, {
       platform: platformFor(req.app as unknown as App),
@@ -154,7 +155,10 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
     ? await createStatic(clientDir, { ...staticOptions, immutable: `/${c.appDir}/immutable/`, notFound: (req) => ssr(req) })
     : undefined;
   const prerenderedDir = join(built.dir, 'prerendered' + c.base);
-  const prerendered = c.prerendered.length > 0 && existsSync(prerenderedDir) ? await createStatic(prerenderedDir, { ...staticOptions, notFound: (req) => ssr(req) }) : undefined;
+  const prerendered =
+    c.prerendered.length > 0 && existsSync(prerenderedDir)
+      ? await createStatic(prerenderedDir, { ...staticOptions, notFound: (req) => ssr(req) })
+      : undefined;
   const fileRoutes = client ? planFileRoutes(clientDir, c.appDir, c.precompress) : { exact: [], wildcard: [] };
 
   const install = (app: App): App => {

@@ -30,7 +30,8 @@ export function originResolver(env: ServerEnv): OriginOf {
       }
     }
     const host = (hostHeader && req.header(hostHeader)) || req.header('host');
-    if (!host) throw new HttpError(400, `Could not determine the host: the request has no ${hostHeader ? `${hostHeader} or host` : 'host'} header`);
+    if (!host)
+      throw new HttpError(400, `Could not determine the host: the request has no ${hostHeader ? `${hostHeader} or host` : 'host'} header`);
     if (!HOST.test(host)) throw new HttpError(400, 'Malformed host header');
     const port = portHeader ? req.header(portHeader) : undefined;
     if (port) {
@@ -55,7 +56,8 @@ export function clientAddressOf(env: ServerEnv, prefix: string): (req: Request) 
   if (!addressHeader) return (req) => req.ip;
   return (req) => {
     const value = req.header(addressHeader);
-    if (value === undefined) throw new Error(`Address header was specified with ${prefix}ADDRESS_HEADER=${addressHeader} but is absent from request`);
+    if (value === undefined)
+      throw new Error(`Address header was specified with ${prefix}ADDRESS_HEADER=${addressHeader} but is absent from request`);
     if (addressHeader !== 'x-forwarded-for') return value;
     const addresses = value.split(',');
     if (xffDepth > addresses.length) throw new Error(`${prefix}XFF_DEPTH is ${xffDepth}, but only found ${addresses.length} addresses`);

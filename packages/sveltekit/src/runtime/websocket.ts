@@ -16,7 +16,8 @@ export function behaviorFromHooks(mod: WsHooksModule, file = 'src/hooks.ws'): Ws
   const behavior: Record<string, unknown> = {};
   if (mod.options !== undefined) {
     if (typeof mod.options !== 'object' || mod.options === null) throw new TypeError(`${file}: "options" must be an object`);
-    for (const key of HOOKS) if (key in mod.options) throw new TypeError(`${file}: "${key}" belongs in its own named export, not in "options"`);
+    for (const key of HOOKS)
+      if (key in mod.options) throw new TypeError(`${file}: "${key}" belongs in its own named export, not in "options"`);
     Object.assign(behavior, mod.options);
   }
   for (const key of HOOKS) {

@@ -16,8 +16,12 @@ function found(): string | undefined {
 export function ensureChromium(): string {
   let path = found();
   if (path !== undefined) return path;
-  if (process.getuid?.() !== 0) throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'chromium']]) {
+  if (process.getuid?.() !== 0)
+    throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', 'chromium'],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
   }

@@ -24,7 +24,12 @@ function hashTree(hash: ReturnType<typeof createHash>, dir: string, root: string
 }
 
 function run(cmd: string, args: string[], cwd: string, what: string): void {
-  const r = spawnSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   if (r.status !== 0) throw new Error(`${what} failed in ${cwd} (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
 }
 
@@ -44,7 +49,8 @@ export function buildFixture(kit: KitVersion): string {
   }
 
   const hash = createHash('sha256');
-  for (const f of ['package-lock.json', 'vite.config.js', 'svelte.config.js']) if (existsSync(join(dir, f))) hash.update(f).update(readFileSync(join(dir, f)));
+  for (const f of ['package-lock.json', 'vite.config.js', 'svelte.config.js'])
+    if (existsSync(join(dir, f))) hash.update(f).update(readFileSync(join(dir, f)));
   hashTree(hash, join(dir, 'src'), dir);
   hashTree(hash, join(dir, 'static'), dir);
   hashTree(hash, join(PACKAGE, 'dist'), PACKAGE);

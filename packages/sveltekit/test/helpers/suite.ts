@@ -10,15 +10,21 @@ import { connect } from '@tachyon/client';
 import { buildFixture, startServer, type KitVersion, type Running } from './fixture.ts';
 
 /** A raw HTTP request (fetch cannot set Host or read every framing detail). */
-export function raw(url: string, options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+export function raw(
+  url: string,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: u.hostname, port: u.port, method: options.method ?? 'GET', path: options.path, headers: options.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, method: options.method ?? 'GET', path: options.path, headers: options.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -83,18 +89,30 @@ export function fixtureSuite(kit: KitVersion): void {
     });
 
     it('answers a failed action with 400 and the form data', async () => {
-      const res = await fetch(server.url + '/form', { method: 'POST', body: new URLSearchParams({ name: '' }), headers: { origin: server.url, accept: 'text/html' } });
+      const res = await fetch(server.url + '/form', {
+        method: 'POST',
+        body: new URLSearchParams({ name: '' }),
+        headers: { origin: server.url, accept: 'text/html' },
+      });
       assert.equal(res.status, 400);
       assert.match(await res.text(), /name is required/);
     });
 
     it('refuses a cross-site form POST (SvelteKit CSRF check sees the real origin)', async () => {
-      const res = await fetch(server.url + '/form', { method: 'POST', body: new URLSearchParams({ name: 'x' }), headers: { origin: 'https://evil.example' } });
+      const res = await fetch(server.url + '/form', {
+        method: 'POST',
+        body: new URLSearchParams({ name: 'x' }),
+        headers: { origin: 'https://evil.example' },
+      });
       assert.equal(res.status, 403);
     });
 
     it('POSTs JSON to a +server.ts endpoint', async () => {
-      const res = await fetch(server.url + '/api/echo', { method: 'POST', body: JSON.stringify({ a: [1, 2, 3] }), headers: { 'content-type': 'application/json' } });
+      const res = await fetch(server.url + '/api/echo', {
+        method: 'POST',
+        body: JSON.stringify({ a: [1, 2, 3] }),
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(res.status, 201);
       const body = await res.json();
       assert.deepEqual(body.received, { a: [1, 2, 3] });
@@ -102,7 +120,7 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.equal(body.url, `${server.url}/api/echo`);
     });
 
-    it('runs src/instrumentation.server.ts before any of the app\'s code', async () => {
+    it("runs src/instrumentation.server.ts before any of the app's code", async () => {
       const recorded = (await (await fetch(server.url + '/api/instrumented')).json()) as { ran: boolean; beforeApp: boolean } | null;
       assert.ok(recorded !== null, 'the instrumentation file ran');
       assert.equal(recorded.ran, true);
@@ -111,13 +129,23 @@ export function fixtureSuite(kit: KitVersion): void {
     });
 
     it('refuses a body over BODY_SIZE_LIMIT (default 512K) with 413', async () => {
-      const res = await raw(server.url, { method: 'POST', path: '/api/echo', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ big: 'x'.repeat(600 * 1024) }) });
+      const res = await raw(server.url, {
+        method: 'POST',
+        path: '/api/echo',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ big: 'x'.repeat(600 * 1024) }),
+      });
       assert.equal(res.status, 413);
     });
 
     it('refuses a chunked body that grows past BODY_SIZE_LIMIT with 413, as adapter-node does (not 500)', async () => {
       const headers = { 'content-type': 'application/json', 'transfer-encoding': 'chunked' };
-      const res = await raw(server.url, { method: 'POST', path: '/api/echo', headers, body: JSON.stringify({ big: 'x'.repeat(600 * 1024) }) });
+      const res = await raw(server.url, {
+        method: 'POST',
+        path: '/api/echo',
+        headers,
+        body: JSON.stringify({ big: 'x'.repeat(600 * 1024) }),
+      });
       assert.equal(res.status, 413);
       const small = await raw(server.url, { method: 'POST', path: '/api/echo', headers, body: JSON.stringify({ small: true }) });
       assert.equal(small.status, 201, 'a chunked body under the limit is read');
@@ -132,7 +160,10 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.ok(res.headers.etag);
       const plain = await fetch(server.url + '/about');
       assert.match(await plain.text(), /about \(prerendered\)/);
-      const again = await raw(server.url, { path: '/about', headers: { 'accept-encoding': 'br', 'if-none-match': String(res.headers.etag) } });
+      const again = await raw(server.url, {
+        path: '/about',
+        headers: { 'accept-encoding': 'br', 'if-none-match': String(res.headers.etag) },
+      });
       assert.equal(again.status, 304);
     });
 
@@ -211,7 +242,15 @@ export function fixtureSuite(kit: KitVersion): void {
       } finally {
         live.close();
       }
-      const refused = await raw(server.url, { path: '/ws?deny=1', headers: { connection: 'upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
+      const refused = await raw(server.url, {
+        path: '/ws?deny=1',
+        headers: {
+          connection: 'upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        },
+      });
       assert.equal(refused.status, 401);
     });
 
@@ -222,7 +261,11 @@ export function fixtureSuite(kit: KitVersion): void {
         live.subscribe('news', (event, data) => got.push([event, data]));
         await live.ready;
         await live.ping(); // the subscription is in place
-        const res = await fetch(server.url + '/live?/publish', { method: 'POST', body: new URLSearchParams({ text: 'hi' }), headers: { origin: server.url, accept: 'application/json', 'x-sveltekit-action': 'true' } });
+        const res = await fetch(server.url + '/live?/publish', {
+          method: 'POST',
+          body: new URLSearchParams({ text: 'hi' }),
+          headers: { origin: server.url, accept: 'application/json', 'x-sveltekit-action': 'true' },
+        });
         assert.equal(res.status, 200);
         const result = await res.json();
         assert.equal(result.type, 'success');
@@ -242,7 +285,7 @@ export function fixtureSuite(kit: KitVersion): void {
 
 export function handlerSuite(kit: KitVersion): void {
   describe(`build/handler.js inside a user's own Tachyon app (${kit})`, { timeout: 300_000 }, () => {
-    it('install(app): SvelteKit pages, files and hooks.ws beside the app\'s own routes', async () => {
+    it("install(app): SvelteKit pages, files and hooks.ws beside the app's own routes", async () => {
       const dir = buildFixture(kit);
       cpSync(fileURLToPath(new URL('../fixture/custom-server.mjs', import.meta.url)), join(dir, 'custom-server.mjs'));
       const server = await startServer(dir, {}, 'custom-server.mjs');
@@ -251,8 +294,15 @@ export function handlerSuite(kit: KitVersion): void {
         assert.match(await (await fetch(server.url + '/')).text(), /hello from ssr/);
         assert.match(await (await fetch(server.url + '/about')).text(), /about \(prerendered\)/);
         assert.equal((await fetch(server.url + '/robots.txt')).status, 200);
-        const instrumented = (await (await fetch(server.url + '/api/instrumented')).json()) as { ran?: boolean; beforeApp?: boolean } | null;
-        assert.deepEqual([instrumented?.ran, instrumented?.beforeApp], [true, true], 'build/handler.js runs instrumentation.server.ts first too');
+        const instrumented = (await (await fetch(server.url + '/api/instrumented')).json()) as {
+          ran?: boolean;
+          beforeApp?: boolean;
+        } | null;
+        assert.deepEqual(
+          [instrumented?.ran, instrumented?.beforeApp],
+          [true, true],
+          'build/handler.js runs instrumentation.server.ts first too',
+        );
         const live = connect(server.url.replace('http', 'ws') + '/ws', { maxRetries: 0 });
         const own = connect(server.url.replace('http', 'ws') + '/own/ws', { maxRetries: 0 });
         try {
@@ -260,9 +310,13 @@ export function handlerSuite(kit: KitVersion): void {
           live.subscribe('news', (_event, data) => got.push(data));
           await live.ping();
           assert.equal(await own.request('ping'), 'pong');
-          await fetch(server.url + '/api/echo', { method: 'POST', body: '{"from":"endpoint"}', headers: { 'content-type': 'application/json' } });
+          await fetch(server.url + '/api/echo', {
+            method: 'POST',
+            body: '{"from":"endpoint"}',
+            headers: { 'content-type': 'application/json' },
+          });
           for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-          assert.deepEqual(got, [{ from: 'endpoint' }], 'platform.publish goes through the user\'s app');
+          assert.deepEqual(got, [{ from: 'endpoint' }], "platform.publish goes through the user's app");
         } finally {
           live.close();
           own.close();
@@ -282,7 +336,13 @@ export function environmentSuite(kit: KitVersion): void {
     });
 
     it('ADDRESS_HEADER + XFF_DEPTH, BODY_SIZE_LIMIT, PROTOCOL_HEADER and HOST_HEADER', async () => {
-      const server = await startServer(dir, { ADDRESS_HEADER: 'X-Forwarded-For', XFF_DEPTH: '2', BODY_SIZE_LIMIT: '1K', PROTOCOL_HEADER: 'x-forwarded-proto', HOST_HEADER: 'x-forwarded-host' });
+      const server = await startServer(dir, {
+        ADDRESS_HEADER: 'X-Forwarded-For',
+        XFF_DEPTH: '2',
+        BODY_SIZE_LIMIT: '1K',
+        PROTOCOL_HEADER: 'x-forwarded-proto',
+        HOST_HEADER: 'x-forwarded-host',
+      });
       try {
         const ip = await raw(server.url, { path: '/api/echo', headers: { 'x-forwarded-for': '9.9.9.9, 1.1.1.1, 2.2.2.2' } });
         assert.equal(JSON.parse(ip.body.toString()).ip, '1.1.1.1');
@@ -291,8 +351,16 @@ export function environmentSuite(kit: KitVersion): void {
         const none = await raw(server.url, { path: '/api/echo' });
         assert.equal(none.status, 500, 'ADDRESS_HEADER missing from the request');
         const xff = { 'x-forwarded-for': '1.1.1.1, 2.2.2.2', 'content-type': 'application/json' };
-        assert.equal((await raw(server.url, { method: 'POST', path: '/api/echo', headers: xff, body: JSON.stringify('x'.repeat(2000)) })).status, 413);
-        const small = await raw(server.url, { method: 'POST', path: '/api/echo', headers: { ...xff, 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' }, body: '"ok"' });
+        assert.equal(
+          (await raw(server.url, { method: 'POST', path: '/api/echo', headers: xff, body: JSON.stringify('x'.repeat(2000)) })).status,
+          413,
+        );
+        const small = await raw(server.url, {
+          method: 'POST',
+          path: '/api/echo',
+          headers: { ...xff, 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' },
+          body: '"ok"',
+        });
         assert.equal(small.status, 201);
         assert.equal(JSON.parse(small.body.toString()).url, 'https://shop.example/api/echo');
         const bad = await raw(server.url, { path: '/api/echo', headers: { ...xff, 'x-forwarded-proto': 'https://evil' } });
@@ -305,7 +373,12 @@ export function environmentSuite(kit: KitVersion): void {
     it('ORIGIN fixes the URL SvelteKit sees', async () => {
       const server = await startServer(dir, { ORIGIN: 'https://app.example' });
       try {
-        const res = await raw(server.url, { method: 'POST', path: '/api/echo', headers: { 'content-type': 'application/json', host: 'other.example' }, body: '1' });
+        const res = await raw(server.url, {
+          method: 'POST',
+          path: '/api/echo',
+          headers: { 'content-type': 'application/json', host: 'other.example' },
+          body: '1',
+        });
         assert.equal(JSON.parse(res.body.toString()).url, 'https://app.example/api/echo');
       } finally {
         await server.stop();
@@ -313,8 +386,18 @@ export function environmentSuite(kit: KitVersion): void {
     });
 
     it('refuses bad values at startup, naming the variable', async () => {
-      for (const [name, value] of [['BODY_SIZE_LIMIT', 'lots'], ['XFF_DEPTH', '0'], ['PORT', 'http'], ['SHUTDOWN_TIMEOUT', '-1'], ['ORIGIN', 'app.example']] as const) {
-        await assert.rejects(startServer(dir, { [name]: value }), new RegExp(`${name}.*${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}|exited \\(1\\)[\\s\\S]*${name}`), name);
+      for (const [name, value] of [
+        ['BODY_SIZE_LIMIT', 'lots'],
+        ['XFF_DEPTH', '0'],
+        ['PORT', 'http'],
+        ['SHUTDOWN_TIMEOUT', '-1'],
+        ['ORIGIN', 'app.example'],
+      ] as const) {
+        await assert.rejects(
+          startServer(dir, { [name]: value }),
+          new RegExp(`${name}.*${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}|exited \\(1\\)[\\s\\S]*${name}`),
+          name,
+        );
       }
     });
 

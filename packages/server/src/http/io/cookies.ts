@@ -62,13 +62,15 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   // Every option is checked, not just written: a value from user input (a priority, a
   // sameSite) could otherwise carry "; Domain=evil.example" into the header.
   if (options.maxAge !== undefined) {
-    if (typeof options.maxAge !== 'number' || !Number.isFinite(options.maxAge)) throw new TypeError('cookie maxAge must be a finite number of seconds');
+    if (typeof options.maxAge !== 'number' || !Number.isFinite(options.maxAge))
+      throw new TypeError('cookie maxAge must be a finite number of seconds');
     out += `; Max-Age=${Math.floor(options.maxAge)}`;
   }
   if (options.domain !== undefined) out += `; Domain=${attribute('domain', options.domain)}`;
   if (options.path !== undefined) out += `; Path=${attribute('path', options.path)}`;
   if (options.expires !== undefined) {
-    if (!(options.expires instanceof Date) || Number.isNaN(options.expires.getTime())) throw new TypeError('cookie expires must be a valid Date');
+    if (!(options.expires instanceof Date) || Number.isNaN(options.expires.getTime()))
+      throw new TypeError('cookie expires must be a valid Date');
     out += `; Expires=${options.expires.toUTCString()}`;
   }
   if (flag('httpOnly', options.httpOnly)) out += '; HttpOnly';

@@ -25,12 +25,22 @@ export type MultipartPart =
  * Yields fields and files in order. Read (or `resume()`) each file's stream before asking for
  * the next part: the parser waits for it.
  */
-export async function* parseMultipart(contentType: string, body: AsyncIterable<Uint8Array>, limits: MultipartLimits, bodyLimit: number): AsyncGenerator<MultipartPart> {
+export async function* parseMultipart(
+  contentType: string,
+  body: AsyncIterable<Uint8Array>,
+  limits: MultipartLimits,
+  bodyLimit: number,
+): AsyncGenerator<MultipartPart> {
   let bb: busboy.Busboy;
   try {
     bb = busboy({
       headers: { 'content-type': contentType },
-      limits: { fileSize: limits.fileSize ?? bodyLimit, files: limits.files ?? 10, fields: limits.fields ?? 100, fieldSize: limits.fieldSize ?? 64 * 1024 },
+      limits: {
+        fileSize: limits.fileSize ?? bodyLimit,
+        files: limits.files ?? 10,
+        fields: limits.fields ?? 100,
+        fieldSize: limits.fieldSize ?? 64 * 1024,
+      },
     });
   } catch (err) {
     throw new HttpError(400, `Malformed multipart request: ${(err as Error).message}`, { cause: err });

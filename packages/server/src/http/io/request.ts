@@ -44,7 +44,9 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _settings: Settings;
   /** @internal */ _path: string | undefined = undefined;
   /** @internal */ _rawQuery: string | undefined = undefined;
-  /** All headers, once collected (at once for requests with a body: see framing.ts). @internal */ _headers: Record<string, string> | undefined;
+  /** All headers, once collected (at once for requests with a body: see framing.ts). @internal */ _headers:
+    | Record<string, string>
+    | undefined;
   /** @internal */ _query: unknown = undefined;
   /** @internal */ _cookies: unknown = undefined;
   /** @internal */ _signedCookies: Record<string, string> | undefined = undefined;
@@ -59,7 +61,15 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _logger: Logger | undefined = undefined;
 
   /** @internal */
-  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number, route = '', headers?: Record<string, string>) {
+  constructor(
+    uws: UwsRequest,
+    res: Response,
+    method: string,
+    settings: Settings,
+    bodyLimit: number,
+    route = '',
+    headers?: Record<string, string>,
+  ) {
     this._uws = uws;
     this._headers = headers;
     this._res = res;
@@ -210,7 +220,8 @@ export class Request<T extends RouteTypes = {}> {
     // the request keeps a generated id so its error path can still log with one.
     this._id = generateRequestId();
     const id: unknown = config.generate();
-    if (typeof id !== 'string' || !isWellFormedRequestId(id)) throw new TypeError(`requestId.generate() must return 1-200 printable ASCII characters without spaces, got ${JSON.stringify(id)}`);
+    if (typeof id !== 'string' || !isWellFormedRequestId(id))
+      throw new TypeError(`requestId.generate() must return 1-200 printable ASCII characters without spaces, got ${JSON.stringify(id)}`);
     return id;
   }
 
@@ -286,7 +297,7 @@ export class Request<T extends RouteTypes = {}> {
     const kind = bodyKind(type);
     const form = new FormData();
     if (kind === 'urlencoded') {
-      const fields = parseQuery((await this.text()));
+      const fields = parseQuery(await this.text());
       for (const key in fields) {
         const v = fields[key]!;
         if (typeof v === 'string') form.append(key, v);
@@ -302,7 +313,8 @@ export class Request<T extends RouteTypes = {}> {
     if (!parts || !hasCloseDelimiter(bytes, boundary)) throw new HttpError(400, 'Malformed or truncated multipart body');
     for (const part of parts) {
       const data = Buffer.copyBytesFrom(new Uint8Array(part.data));
-      if (part.filename !== undefined) form.append(part.name, new File([data], part.filename, { type: part.type ?? 'application/octet-stream' }));
+      if (part.filename !== undefined)
+        form.append(part.name, new File([data], part.filename, { type: part.type ?? 'application/octet-stream' }));
       else form.append(part.name, data.toString('utf8'));
     }
     return form;
@@ -329,7 +341,10 @@ export class Request<T extends RouteTypes = {}> {
 /** Picks the client address out of X-Forwarded-For according to the trust setting. */
 export function resolveClientIp(remote: string, forwardedFor: string | undefined, trust: Settings['trustProxy']): string {
   if (trust === false || !forwardedFor) return remote;
-  const chain = forwardedFor.split(',').map((s) => s.trim()).filter(Boolean);
+  const chain = forwardedFor
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   chain.push(remote);
   if (trust === true) return chain[0]!;
   if (typeof trust === 'number') return chain[Math.max(0, chain.length - 1 - trust)]!;
@@ -337,4 +352,3 @@ export function resolveClientIp(remote: string, forwardedFor: string | undefined
   while (i > 0 && trust(chain[i]!, chain.length - 1 - i)) i--;
   return chain[i]!;
 }
-

@@ -84,7 +84,8 @@ export class ResponseCore {
   /** @internal */ _tls: boolean;
   /** @internal */ _reader: BodyReader | null = null;
   /** @internal */ _deadline = 0;
-  /** What the chain returned, while the timeout clock runs (see _startDeadline). @internal */ _chain: Promise<void> | undefined = undefined;
+  /** What the chain returned, while the timeout clock runs (see _startDeadline). @internal */ _chain: Promise<void> | undefined =
+    undefined;
   /** @internal */ _drain: (() => void) | null = null;
   /** @internal */ _remote: string | undefined = undefined;
   /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
@@ -210,7 +211,9 @@ export class ResponseCore {
     const key = this._dedupKey!;
     this._dedupKey = null;
     const length = body === undefined ? 0 : byteLength(body);
-    const shared = shareable(this._headers, length) ? { status: this._status, headers: this._headers ? this._headers.slice() : [], body } : null;
+    const shared = shareable(this._headers, length)
+      ? { status: this._status, headers: this._headers ? this._headers.slice() : [], body }
+      : null;
     this._hooks.dedup!.settle(key, shared);
   }
 

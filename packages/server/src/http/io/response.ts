@@ -8,10 +8,33 @@ import { cancelSource, toAsyncIterable, type StreamSource } from './stream-sourc
 import { checkHeaderName, checkHeaderValue, listHasToken, lowerCaseKey } from './header-checks.ts';
 import { PreparedHeaders } from './prepared-headers.ts';
 import { EventStream } from './sse.ts';
-import { compressAsync, compressChunks, compressSync, negotiateEncoding, streamCompressionAvailable, SYNC_LIMIT, type Compression, type Encoding } from '../compression.ts';
+import {
+  compressAsync,
+  compressChunks,
+  compressSync,
+  negotiateEncoding,
+  streamCompressionAvailable,
+  SYNC_LIMIT,
+  type Compression,
+  type Encoding,
+} from '../compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
 import type { SharedResponse } from '../dedup.ts';
-import { byteLength, ResponseCore, OPEN, SENDING, STREAMING, DONE, OP_BEGIN, OP_END, OP_END_HEAD, OP_END_STREAM, OP_TRY_END, OP_WRITE, type Body } from './response-core.ts';
+import {
+  byteLength,
+  ResponseCore,
+  OPEN,
+  SENDING,
+  STREAMING,
+  DONE,
+  OP_BEGIN,
+  OP_END,
+  OP_END_HEAD,
+  OP_END_STREAM,
+  OP_TRY_END,
+  OP_WRITE,
+  type Body,
+} from './response-core.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -39,7 +62,8 @@ export class Response extends ResponseCore {
     if (this._state !== OPEN) return this._late('res.header()');
     const key = checkHeaderName(name);
     if (typeof value === 'string') this._set(key, checkHeaderValue(key, value));
-    else if (typeof value === 'number') this._set(key, String(value)); // digits, '.', '-', 'e', 'Infinity', 'NaN': never CR/LF
+    else if (typeof value === 'number')
+      this._set(key, String(value)); // digits, '.', '-', 'e', 'Infinity', 'NaN': never CR/LF
     else if (Array.isArray(value)) {
       for (const v of value) checkHeaderValue(key, String(v)); // all or nothing
       this._remove(key);
@@ -191,7 +215,13 @@ export class Response extends ResponseCore {
     // 206 bodies are byte ranges of the identity representation: never re-encode them.
     if ((size !== undefined && size < c.threshold) || status === 204 || status === 206 || status === 304 || status < 200) return null;
     const type = this.getHeader('content-type');
-    if (type === undefined || !c.filter(type) || this.getHeader('content-encoding') !== undefined || this.getHeader('content-range') !== undefined) return null;
+    if (
+      type === undefined ||
+      !c.filter(type) ||
+      this.getHeader('content-encoding') !== undefined ||
+      this.getHeader('content-range') !== undefined
+    )
+      return null;
     this.vary('accept-encoding');
     const req = this._req;
     if (c.skipCredentialed && (req.header('cookie') !== undefined || req.header('authorization') !== undefined)) return null;
@@ -240,7 +270,8 @@ export class Response extends ResponseCore {
       return;
     }
     const length = options.length;
-    if (length !== undefined && !(Number.isSafeInteger(length) && length >= 0)) throw new TypeError('stream length must be a non-negative integer');
+    if (length !== undefined && !(Number.isSafeInteger(length) && length >= 0))
+      throw new TypeError('stream length must be a non-negative integer');
     const c = this._hooks.compression;
     let encoding = c !== null ? this._negotiate(c, undefined) : null;
     if (encoding !== null && !streamCompressionAvailable(c!)) encoding = null; // over maxStreams: identity
@@ -265,7 +296,10 @@ export class Response extends ResponseCore {
           if (!this.write(chunk)) await this.drained();
         }
     } catch (err) {
-      this._settings.logger.error({ err, method: this._req.method, route: this._req.route }, 'response stream failed; closing the connection');
+      this._settings.logger.error(
+        { err, method: this._req.method, route: this._req.route },
+        'response stream failed; closing the connection',
+      );
       this.destroy();
       return;
     } finally {

@@ -25,7 +25,8 @@ export function toAsyncIterable(source: StreamSource): AsyncIterable<Uint8Array 
 export function cancelSource(source: StreamSource): void {
   try {
     if (source instanceof Readable) source.destroy();
-    else if (typeof (source as ReadableStream).cancel === 'function' && !(source as ReadableStream).locked) void (source as ReadableStream).cancel().catch(() => {});
+    else if (typeof (source as ReadableStream).cancel === 'function' && !(source as ReadableStream).locked)
+      void (source as ReadableStream).cancel().catch(() => {});
   } catch {
     // already closed
   }

@@ -13,7 +13,6 @@ export interface AccessLogOptions {
   skip?: (req: Request) => boolean;
 }
 
-
 const KNOWN = new Set(['level', 'skip']);
 
 export function resolveAccessLog(option: boolean | AccessLogOptions | undefined): AccessLogConfig | null {
@@ -21,8 +20,10 @@ export function resolveAccessLog(option: boolean | AccessLogOptions | undefined)
   if (option === true) return { level: 'info', skip: undefined };
   if (typeof option !== 'object' || option === null) throw new TypeError('accessLog must be a boolean or { level, skip }');
   checkKnownKeys('accessLog', option, KNOWN);
-  if (option.level !== undefined && option.level !== 'info' && option.level !== 'debug') throw new TypeError("accessLog.level must be 'info' or 'debug'");
-  if (option.skip !== undefined && typeof option.skip !== 'function') throw new TypeError('accessLog.skip must be a function (req) => boolean');
+  if (option.level !== undefined && option.level !== 'info' && option.level !== 'debug')
+    throw new TypeError("accessLog.level must be 'info' or 'debug'");
+  if (option.skip !== undefined && typeof option.skip !== 'function')
+    throw new TypeError('accessLog.skip must be a function (req) => boolean');
   return { level: option.level ?? 'info', skip: option.skip };
 }
 
@@ -40,7 +41,14 @@ function logAccess(req: Request, info: ResponseInfo, config: AccessLogConfig): v
   try {
     if (config.skip !== undefined && config.skip(req)) return;
     const aborted = info.aborted;
-    const fields: Record<string, unknown> = { method: req.method, path: req.path, route: req.route, status: aborted ? 499 : info.status, bytes: info.bytes, duration: Math.round(info.duration * 1000) / 1000 };
+    const fields: Record<string, unknown> = {
+      method: req.method,
+      path: req.path,
+      route: req.route,
+      status: aborted ? 499 : info.status,
+      bytes: info.bytes,
+      duration: Math.round(info.duration * 1000) / 1000,
+    };
     if (aborted) fields.aborted = true;
     const msg = aborted ? 'request aborted' : 'request completed';
     const bound = req._logger;

@@ -18,7 +18,6 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-
 const PREFIX = randomBytes(6).toString('base64url');
 let sequence = 0;
 
@@ -40,12 +39,15 @@ const KNOWN = new Set(['header', 'trustHeader', 'generate']);
 export function resolveRequestId(option: boolean | RequestIdOptions | undefined): RequestIdConfig | null {
   if (option === undefined || option === false) return null;
   if (option === true) return { header: 'x-request-id', trustHeader: undefined, generate: generateRequestId };
-  if (typeof option !== 'object' || option === null) throw new TypeError('requestId must be a boolean or { header, trustHeader, generate }');
+  if (typeof option !== 'object' || option === null)
+    throw new TypeError('requestId must be a boolean or { header, trustHeader, generate }');
   checkKnownKeys('requestId', option, KNOWN);
   const header = (option.header ?? 'x-request-id').toLowerCase();
-  if (typeof option.header !== 'undefined' && (typeof option.header !== 'string' || !HEADER_NAME.test(header))) throw new TypeError('requestId.header must be a valid header name');
-  if (option.trustHeader !== undefined && typeof option.trustHeader !== 'boolean') throw new TypeError('requestId.trustHeader must be a boolean');
-  if (option.generate !== undefined && typeof option.generate !== 'function') throw new TypeError('requestId.generate must be a function returning a string');
+  if (typeof option.header !== 'undefined' && (typeof option.header !== 'string' || !HEADER_NAME.test(header)))
+    throw new TypeError('requestId.header must be a valid header name');
+  if (option.trustHeader !== undefined && typeof option.trustHeader !== 'boolean')
+    throw new TypeError('requestId.trustHeader must be a boolean');
+  if (option.generate !== undefined && typeof option.generate !== 'function')
+    throw new TypeError('requestId.generate must be a function returning a string');
   return { header, trustHeader: option.trustHeader, generate: option.generate ?? generateRequestId };
 }
-

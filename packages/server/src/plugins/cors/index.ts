@@ -25,7 +25,8 @@ export function cors(options: CorsOptions = {}): Middleware {
     if (policy.kind === 'list') return apply(policy, policy.list.has(origin) ? origin : null, preflight, req, res, next);
     if (policy.kind === 'regexp') return apply(policy, policy.regexp!.test(origin) ? origin : null, preflight, req, res, next);
     const decision = policy.fn!(origin, req);
-    if (isPromise(decision)) return Promise.resolve(decision).then((d) => apply(policy, allowedBy(d, origin, policy), preflight, req, res, next));
+    if (isPromise(decision))
+      return Promise.resolve(decision).then((d) => apply(policy, allowedBy(d, origin, policy), preflight, req, res, next));
     return apply(policy, allowedBy(decision, origin, policy), preflight, req, res, next);
   };
 }
@@ -37,7 +38,14 @@ function allowedBy(decision: unknown, origin: string, policy: CorsPolicy): strin
   return null;
 }
 
-function apply(policy: CorsPolicy, allowOrigin: string | null, preflight: boolean, req: Request, res: Response, next: Next): Promise<void> | undefined {
+function apply(
+  policy: CorsPolicy,
+  allowOrigin: string | null,
+  preflight: boolean,
+  req: Request,
+  res: Response,
+  next: Next,
+): Promise<void> | undefined {
   if (allowOrigin !== null) {
     res.header('access-control-allow-origin', allowOrigin);
     if (policy.credentials) res.header('access-control-allow-credentials', 'true');

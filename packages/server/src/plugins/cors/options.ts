@@ -68,17 +68,24 @@ export function resolveCorsOptions(options: CorsOptions): CorsPolicy {
     credentials,
     methods: tokenList('methods', options.methods ?? DEFAULT_METHODS, true),
     headers: options.headers === undefined ? null : tokenList('headers', options.headers, false),
-    exposeHeaders: options.exposeHeaders === undefined || options.exposeHeaders.length === 0 ? null : tokenList('exposeHeaders', options.exposeHeaders, false),
+    exposeHeaders:
+      options.exposeHeaders === undefined || options.exposeHeaders.length === 0
+        ? null
+        : tokenList('exposeHeaders', options.exposeHeaders, false),
     maxAge: null,
   };
   if (options.maxAge !== undefined) {
-    if (!Number.isInteger(options.maxAge) || options.maxAge < 0) throw new TypeError('cors(): maxAge must be a non-negative integer (seconds)');
+    if (!Number.isInteger(options.maxAge) || options.maxAge < 0)
+      throw new TypeError('cors(): maxAge must be a non-negative integer (seconds)');
     policy.maxAge = String(options.maxAge);
   }
   if (origin === '*') {
     // Browsers refuse `*` on credentialed requests; reflecting every origin instead would
     // hand any site the user's session. Make the choice explicit.
-    if (credentials) throw new TypeError("cors(): origin '*' cannot be combined with credentials: true. List the allowed origins (or pass a function that decides)");
+    if (credentials)
+      throw new TypeError(
+        "cors(): origin '*' cannot be combined with credentials: true. List the allowed origins (or pass a function that decides)",
+      );
     policy.fixed = '*';
   } else if (typeof origin === 'string') {
     policy.fixed = checkOrigin(origin);

@@ -41,7 +41,9 @@ export function health(options: HealthOptions = {}): Middleware {
   const checks = options.checks ?? {};
   if (typeof checks !== 'object' || checks === null) throw new TypeError('health(): checks must be an object of functions');
   const names = Object.keys(checks);
-  for (const name of names) if (typeof checks[name] !== 'function') throw new TypeError(`health(): check "${name}" must be a function returning a boolean (or a promise of one)`);
+  for (const name of names)
+    if (typeof checks[name] !== 'function')
+      throw new TypeError(`health(): check "${name}" must be a function returning a boolean (or a promise of one)`);
   const fns = names.map((n) => checks[n]!);
 
   return (req, res, next) => {
@@ -59,7 +61,16 @@ export function health(options: HealthOptions = {}): Middleware {
       if (req.app.draining) return answer(res, 503, DRAINING);
       if (!req.app.busReady) return answer(res, 503, BUS_DOWN);
       if (failed.length === 0) answer(res, 200, JSON.stringify({ status: 'ok', checks: Object.fromEntries(names.map((n) => [n, 'ok'])) }));
-      else answer(res, 503, JSON.stringify({ status: 'unavailable', failed, checks: Object.fromEntries(names.map((n) => [n, failed.includes(n) ? 'failed' : 'ok'])) }));
+      else
+        answer(
+          res,
+          503,
+          JSON.stringify({
+            status: 'unavailable',
+            failed,
+            checks: Object.fromEntries(names.map((n) => [n, failed.includes(n) ? 'failed' : 'ok'])),
+          }),
+        );
     });
   };
 }
@@ -91,6 +102,7 @@ async function runChecks(names: string[], fns: HealthCheck[], timeout: number, r
 }
 
 function checkPath(option: string, path: unknown): string {
-  if (typeof path !== 'string' || !path.startsWith('/') || /[?#\s]/.test(path)) throw new TypeError(`health(): ${option} must be a path starting with "/"`);
+  if (typeof path !== 'string' || !path.startsWith('/') || /[?#\s]/.test(path))
+    throw new TypeError(`health(): ${option} must be a path starting with "/"`);
   return path;
 }

@@ -67,10 +67,19 @@ export class ClusterSeries {
   async scrape(logger: Logger): Promise<string> {
     const [own, gathered] = await Promise.all([this.collect(), this.gather!(this.timeout)]);
     if (gathered.missing.length > 0) {
-      logger.warn({ missing: gathered.missing, timeout: this.timeout }, 'metrics: workers did not answer the scrape in time; their numbers are left out');
+      logger.warn(
+        { missing: gathered.missing, timeout: this.timeout },
+        'metrics: workers did not answer the scrape in time; their numbers are left out',
+      );
     }
     const cluster: PlainMetric[] = [
-      { name: `${this.prefix}cluster_workers`, help: 'Worker threads in the cluster', type: 'gauge', aggregator: 'first', values: [{ labels: {}, value: this.workers }] },
+      {
+        name: `${this.prefix}cluster_workers`,
+        help: 'Worker threads in the cluster',
+        type: 'gauge',
+        aggregator: 'first',
+        values: [{ labels: {}, value: this.workers }],
+      },
       {
         name: `${this.prefix}cluster_metrics_workers_missing`,
         help: 'Workers whose metrics are missing from this scrape (did not answer in time, restarting, or without metrics())',

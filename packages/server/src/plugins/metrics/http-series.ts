@@ -70,7 +70,11 @@ export class HttpSeries {
           let cumulative = 0;
           for (let i = 0; i <= bounds.length; i++) {
             cumulative += s.buckets[i]!;
-            values.push({ labels: { le: i < bounds.length ? bounds[i]! : '+Inf', ...s.labels }, value: cumulative, metricName: `${duration.name}_bucket` });
+            values.push({
+              labels: { le: i < bounds.length ? bounds[i]! : '+Inf', ...s.labels },
+              value: cumulative,
+              metricName: `${duration.name}_bucket`,
+            });
           }
           values.push({ labels: s.labels, value: s.sum, metricName: `${duration.name}_sum` });
           values.push({ labels: s.labels, value: s.count, metricName: `${duration.name}_count` });

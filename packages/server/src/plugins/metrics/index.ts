@@ -46,18 +46,24 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   const path = options.path ?? '/metrics';
   if (typeof path !== 'string' || !path.startsWith('/') || /[?#\s]/.test(path)) throw new TypeError('metrics(): path must start with "/"');
   const prefix = options.prefix ?? '';
-  if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) throw new TypeError('metrics(): prefix must be a valid Prometheus name prefix, e.g. "myapp_"');
+  if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix))
+    throw new TypeError('metrics(): prefix must be a valid Prometheus name prefix, e.g. "myapp_"');
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) throw new TypeError('metrics(): registry must be a prom-client Registry');
   const buckets = options.buckets ?? DEFAULT_BUCKETS;
-  if (!Array.isArray(buckets) || buckets.length === 0 || buckets.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || b <= 0 || (i > 0 && b <= buckets[i - 1]!))) {
+  if (
+    !Array.isArray(buckets) ||
+    buckets.length === 0 ||
+    buckets.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || b <= 0 || (i > 0 && b <= buckets[i - 1]!))
+  ) {
     throw new TypeError('metrics(): buckets must be increasing positive numbers of seconds');
   }
   const clusterTimeout = options.clusterTimeout ?? 1000;
   if (typeof clusterTimeout !== 'number' || !Number.isInteger(clusterTimeout) || clusterTimeout < 0 || clusterTimeout > 60_000) {
     throw new TypeError('metrics(): clusterTimeout must be a whole number of milliseconds from 0 to 60000');
   }
-  if (registry.getSingleMetric(`${prefix}http_requests_total`)) throw new TypeError('metrics(): this registry already has Tachyon metrics with this prefix (one metrics() per registry)');
+  if (registry.getSingleMetric(`${prefix}http_requests_total`))
+    throw new TypeError('metrics(): this registry already has Tachyon metrics with this prefix (one metrics() per registry)');
 
   const series = new HttpSeries(buckets);
   series.register(registry, prefix);
@@ -67,14 +73,33 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   let inflight = 0;
   // The app is known only from a request; the scrape itself provides it.
   let app: AppView | undefined;
-  new Gauge({ name: `${prefix}http_requests_in_flight`, help: 'HTTP requests being answered', registers: [registry], collect() { this.set(inflight); } });
-  new Gauge({ name: `${prefix}websocket_connections`, help: 'Open WebSocket connections', registers: [registry], collect() { this.set(app?.connections ?? 0); } });
+  new Gauge({
+    name: `${prefix}http_requests_in_flight`,
+    help: 'HTTP requests being answered',
+    registers: [registry],
+    collect() {
+      this.set(inflight);
+    },
+  });
+  new Gauge({
+    name: `${prefix}websocket_connections`,
+    help: 'Open WebSocket connections',
+    registers: [registry],
+    collect() {
+      this.set(app?.connections ?? 0);
+    },
+  });
   const before = new Set(registry.getMetricsAsArray().map((m) => m.name));
   if (options.defaultMetrics ?? true) {
     if (registry.getSingleMetric(`${prefix}process_cpu_seconds_total`) === undefined) collectDefaultMetrics({ register: registry, prefix });
   }
   // Scrapes answer for the whole cluster once the app links this to its worker (the setup below).
-  const defaults = new Set(registry.getMetricsAsArray().map((m) => m.name).filter((name) => !before.has(name)));
+  const defaults = new Set(
+    registry
+      .getMetricsAsArray()
+      .map((m) => m.name)
+      .filter((name) => !before.has(name)),
+  );
   const clusterSeries = new ClusterSeries(registry, prefix, defaults, clusterTimeout);
   const finish = (req: Request, res: Response, start: number): void => {
     inflight--;

@@ -46,7 +46,8 @@ export function rateLimit(options: RateLimitOptions): Middleware {
   const { window: windowMs, max } = options;
   if (!Number.isInteger(windowMs) || windowMs < 1) throw new TypeError('rateLimit(): window must be a positive integer (milliseconds)');
   if (!Number.isInteger(max) || max < 1) throw new TypeError('rateLimit(): max must be a positive integer');
-  if (options.key !== undefined && typeof options.key !== 'function') throw new TypeError('rateLimit(): key must be a function (req) => string');
+  if (options.key !== undefined && typeof options.key !== 'function')
+    throw new TypeError('rateLimit(): key must be a function (req) => string');
   const store = options.store ?? new MemoryRateLimitStore();
   if (typeof store !== 'object' || store === null || typeof store.increment !== 'function' || typeof store.reset !== 'function') {
     throw new TypeError('rateLimit(): store must implement increment(key, windowMs) and reset(key)');
@@ -82,7 +83,8 @@ export function rateLimit(options: RateLimitOptions): Middleware {
 }
 
 function decide(l: Limiter, hit: RateLimitHit, res: Response, next: Next): Promise<void> | undefined {
-  if (typeof hit?.count !== 'number' || typeof hit.resetAt !== 'number') throw new TypeError('rateLimit(): store.increment() must return { count, resetAt }');
+  if (typeof hit?.count !== 'number' || typeof hit.resetAt !== 'number')
+    throw new TypeError('rateLimit(): store.increment() must return { count, resetAt }');
   const reset = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
   if (l.headers) {
     // Common names (known valid) and numbers (nothing to check): header() costs a lookup each.

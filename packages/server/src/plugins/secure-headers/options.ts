@@ -99,9 +99,11 @@ function buildCsp(directives: ContentSecurityPolicyOptions['directives']): strin
       continue;
     }
     const sources = typeof value === 'string' ? [value] : value;
-    if (!Array.isArray(sources)) throw new TypeError(`secureHeaders(): CSP directive "${key}" must be a string, a list of strings or a boolean`);
+    if (!Array.isArray(sources))
+      throw new TypeError(`secureHeaders(): CSP directive "${key}" must be a string, a list of strings or a boolean`);
     for (const s of sources) {
-      if (typeof s !== 'string' || s === '' || /[;,\r\n\0]/.test(s)) throw new TypeError(`secureHeaders(): invalid source ${JSON.stringify(s)} in CSP directive "${key}"`);
+      if (typeof s !== 'string' || s === '' || /[;,\r\n\0]/.test(s))
+        throw new TypeError(`secureHeaders(): invalid source ${JSON.stringify(s)} in CSP directive "${key}"`);
     }
     parts.push(sources.length === 0 ? name : `${name} ${sources.join(' ')}`);
   }

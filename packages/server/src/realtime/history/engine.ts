@@ -87,12 +87,20 @@ export class HistoryEngine {
   /** The store failed: the message still goes out live, without a position (clients keep theirs). */
   private unkept(err: unknown, topic: string, event: string, json: string | undefined, from: Socket<any> | null): boolean {
     const n = ++this.appendFailures;
-    if ((n & (n - 1)) === 0) this.logger.error({ err, topic, failures: n }, 'history: store append failed; published live without a position');
+    if ((n & (n - 1)) === 0)
+      this.logger.error({ err, topic, failures: n }, 'history: store append failed; published live without a position');
     return this.deliver(topic, topicEnvelope(topic, event, json), from);
   }
 
   /** Subscribes `s` to a history topic, with the replay `request` asks for (null: the position only). */
-  subscribe(s: Socket<any>, topic: string, h: Readonly<HistoryOptions>, request: HistoryRequest | null, ref: number | undefined, async: boolean): void {
+  subscribe(
+    s: Socket<any>,
+    topic: string,
+    h: Readonly<HistoryOptions>,
+    request: HistoryRequest | null,
+    ref: number | undefined,
+    async: boolean,
+  ): void {
     const req = request ?? {};
     const capped: HistoryRequest = req.last !== undefined && req.last > h.size ? { last: h.size } : req;
     let read: HistoryRead | Promise<HistoryRead>;
@@ -127,7 +135,15 @@ export class HistoryEngine {
     send(s, deniedFrame(topic, ref, 'error'), async);
   }
 
-  private finish(s: Socket<any>, topic: string, req: HistoryRequest, read: HistoryRead, ref: number | undefined, async: boolean, recording: Recording | null): void {
+  private finish(
+    s: Socket<any>,
+    topic: string,
+    req: HistoryRequest,
+    read: HistoryRead,
+    ref: number | undefined,
+    async: boolean,
+    recording: Recording | null,
+  ): void {
     if (s.closed) return;
     if (req.since !== undefined && !read.recovered) {
       const info = { ip: s.ip, topic, since: req.since, at: { offset: read.offset, epoch: read.epoch }, reason: read.reason };
@@ -148,7 +164,10 @@ export class HistoryEngine {
         }
       }
       s.subscribe(topic);
-      s.sendRaw(positionedSubscribedFrame(topic, ref, { offset, epoch: read.epoch }, req.since === undefined ? undefined : read.recovered), false);
+      s.sendRaw(
+        positionedSubscribedFrame(topic, ref, { offset, epoch: read.epoch }, req.since === undefined ? undefined : read.recovered),
+        false,
+      );
     };
     if (async) s.cork(run);
     else run();

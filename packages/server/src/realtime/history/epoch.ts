@@ -4,4 +4,5 @@ import { randomBytes } from 'node:crypto';
 export const newEpoch = (): string => randomBytes(8).toString('base64url');
 
 /** Epochs on the wire: what newEpoch() makes, or what another store makes with the same alphabet. */
-export const isEpoch = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= 64 && /^[A-Za-z0-9_-]+$/.test(value);
+export const isEpoch = (value: unknown): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= 64 && /^[A-Za-z0-9_-]+$/.test(value);

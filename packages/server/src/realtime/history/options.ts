@@ -18,6 +18,10 @@ export function checkHistoryOptions(pattern: string, h: HistoryOptions): Readonl
   checkKnownKeys(`topic ${pattern}: history`, h, KNOWN);
   if (!Number.isInteger(h.size) || h.size < 1 || h.size > 1_000_000) fail('size must be an integer from 1 to 1000000');
   if (h.ttl !== undefined && (!Number.isInteger(h.ttl) || h.ttl < 1)) fail('ttl must be a positive integer (milliseconds)');
-  if (h.store !== undefined && (typeof h.store !== 'object' || h.store === null || typeof h.store.append !== 'function' || typeof h.store.read !== 'function')) fail('store must be a history store (e.g. redisHistory() from @tachyon/redis)');
+  if (
+    h.store !== undefined &&
+    (typeof h.store !== 'object' || h.store === null || typeof h.store.append !== 'function' || typeof h.store.read !== 'function')
+  )
+    fail('store must be a history store (e.g. redisHistory() from @tachyon/redis)');
   return Object.freeze({ ...h });
 }

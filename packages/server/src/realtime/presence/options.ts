@@ -46,7 +46,8 @@ export function checkPresenceOptions(pattern: string, p: boolean | PresenceOptio
   if (typeof p !== 'object' || p === null) throw new TypeError(`topic ${pattern}: presence must be true, false or an object`);
   checkKnownKeys(`topic ${pattern}: presence`, p, KNOWN);
   if (p.id !== undefined && typeof p.id !== 'function') throw new TypeError(`topic ${pattern}: presence.id must be a function (ws) => id`);
-  if (p.data !== undefined && typeof p.data !== 'function') throw new TypeError(`topic ${pattern}: presence.data must be a function (ws) => data`);
+  if (p.data !== undefined && typeof p.data !== 'function')
+    throw new TypeError(`topic ${pattern}: presence.data must be a function (ws) => data`);
   if (p.events !== undefined && typeof p.events !== 'boolean') throw new TypeError(`topic ${pattern}: presence.events must be a boolean`);
   return Object.freeze({ id: p.id ?? defaultPresenceId, data: p.data ?? null, events: p.events ?? false });
 }

@@ -9,7 +9,12 @@ import type { Socket, SocketHub } from '../socket.ts';
 type Answer = (s: Socket<any>, text: string, async: boolean) => void;
 
 /** Compiled once per route: answers one `{"type":"presence","topic":…,"ref":…}` frame. @internal */
-export function compilePresenceRead(b: WsBehavior<any, any>, log: Logger, answer: Answer, hub: SocketHub): (s: Socket<any>, topic: unknown, ref: number | undefined) => void {
+export function compilePresenceRead(
+  b: WsBehavior<any, any>,
+  log: Logger,
+  answer: Answer,
+  hub: SocketHub,
+): (s: Socket<any>, topic: unknown, ref: number | undefined) => void {
   const reply = (s: Socket<any>, topic: string, ref: number, async: boolean) => {
     if (s.closed) return;
     const members = hub.presence!.members(topic);
@@ -19,7 +24,8 @@ export function compilePresenceRead(b: WsBehavior<any, any>, log: Logger, answer
     if (ref === undefined) return answer(s, errorFrame(undefined, 'BAD_FRAME', 'presence needs a ref (the reply carries it)'), false);
     if (!isValidTopic(topic)) return answer(s, errorFrame(ref, 'BAD_FRAME', 'presence needs a valid topic'), false);
     const tracker = hub.presence;
-    if (tracker === null || tracker.options(topic) === null) return answer(s, errorFrame(ref, 'NO_PRESENCE', `Topic ${JSON.stringify(topic)} has no presence`), false);
+    if (tracker === null || tracker.options(topic) === null)
+      return answer(s, errorFrame(ref, 'NO_PRESENCE', `Topic ${JSON.stringify(topic)} has no presence`), false);
     if (topic.startsWith(RESERVED_PREFIX)) return answer(s, errorFrame(ref, 'DENIED', 'reserved topic'), false);
     if (!b.subscribe) return reply(s, topic, ref, false);
     const denied = (async: boolean) => answer(s, errorFrame(ref, 'DENIED', `Presence of ${JSON.stringify(topic)} not allowed`), async);

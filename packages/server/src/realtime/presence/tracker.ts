@@ -129,7 +129,12 @@ export class PresenceTracker {
     const quiet = !options.events || this.has(topic, id);
     members.set(id, { data, sockets: 1, size: id.length + size + topic.length });
     if (!quiet) this.emit(options, topic, '$join', id, data);
-    if (this.host.bus !== null) this.announce(data === undefined ? { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id } : { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id, d: data });
+    if (this.host.bus !== null)
+      this.announce(
+        data === undefined
+          ? { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id }
+          : { v: WIRE_VERSION, o: this.origin, k: 'j', ttl: this.ttl, t: topic, i: id, d: data },
+      );
   }
 
   /** A socket unsubscribed from `topic` (it was subscribed). */
@@ -197,7 +202,11 @@ export class PresenceTracker {
       const id = options.id(socket);
       if (typeof id === 'string' && id.length > 0 && id.length <= 1024) return id;
       if (typeof id === 'number' && Number.isFinite(id)) return String(id);
-      if (id !== undefined && id !== null) this.logger.warn({ topic, type: typeof id }, 'presence: id must be a non-empty string (at most 1024 characters) or a number; socket not counted');
+      if (id !== undefined && id !== null)
+        this.logger.warn(
+          { topic, type: typeof id },
+          'presence: id must be a non-empty string (at most 1024 characters) or a number; socket not counted',
+        );
     } catch (err) {
       this.logger.error({ err, topic }, 'presence id function failed; socket not counted');
     }
@@ -308,7 +317,10 @@ export class PresenceTracker {
     const now = Date.now();
     for (const [origin, peer] of this.peers) {
       if (peer.expires >= now) continue;
-      this.logger.info({ origin, members: [...peer.topics.values()].reduce((n, m) => n + m.size, 0) }, 'presence: a process went silent; its members are removed');
+      this.logger.info(
+        { origin, members: [...peer.topics.values()].reduce((n, m) => n + m.size, 0) },
+        'presence: a process went silent; its members are removed',
+      );
       this.forget(origin);
     }
   }
@@ -348,7 +360,8 @@ export class PresenceTracker {
     }
     parts.push(part);
     const n = ++this.snapshots;
-    for (let p = 0; p < parts.length; p++) this.announce({ v: WIRE_VERSION, o: this.origin, k: 's', ttl: this.ttl, n, p, of: parts.length, m: parts[p]! });
+    for (let p = 0; p < parts.length; p++)
+      this.announce({ v: WIRE_VERSION, o: this.origin, k: 's', ttl: this.ttl, n, p, of: parts.length, m: parts[p]! });
   }
 
   private announce(a: Announcement): void {
@@ -359,6 +372,7 @@ export class PresenceTracker {
 
   private reject(reason: string): void {
     const n = ++this.rejected;
-    if ((n & (n - 1)) === 0) this.logger.warn({ reason, rejected: n }, `presence: dropped a bad announcement from the bus (${PRESENCE_CHANNEL})`);
+    if ((n & (n - 1)) === 0)
+      this.logger.warn({ reason, rejected: n }, `presence: dropped a bad announcement from the bus (${PRESENCE_CHANNEL})`);
   }
 }

@@ -59,7 +59,8 @@ export function readAnnouncement(message: string | Uint8Array | ArrayBuffer): An
     case 's': {
       if (!Array.isArray(a.m)) return 'snapshot invalid';
       const whole = (v: unknown, max: number) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= max;
-      if (!whole(a.n, Number.MAX_SAFE_INTEGER) || !whole(a.of, 100_000) || (a.of as number) < 1 || !whole(a.p, (a.of as number) - 1)) return 'snapshot part invalid';
+      if (!whole(a.n, Number.MAX_SAFE_INTEGER) || !whole(a.of, 100_000) || (a.of as number) < 1 || !whole(a.p, (a.of as number) - 1))
+        return 'snapshot part invalid';
       let n = 0;
       for (const entry of a.m) {
         if (!Array.isArray(entry) || !isValidTopic(entry[0]) || !Array.isArray(entry[1])) return 'snapshot entry invalid';

@@ -29,9 +29,11 @@ export class TopicRegistry {
     if (typeof pattern !== 'string' || !isValidTopic(pattern.replaceAll('*', 'x'))) {
       throw new TypeError(`Invalid topic pattern ${JSON.stringify(pattern)}: a topic name, with * for any run of characters`);
     }
-    if (this.exact.has(pattern) || this.patterns.some((p) => p.options.pattern === pattern)) throw new TypeError(`topic ${pattern} is already declared`);
+    if (this.exact.has(pattern) || this.patterns.some((p) => p.options.pattern === pattern))
+      throw new TypeError(`topic ${pattern} is already declared`);
     const resolved = resolveTopicOptions(pattern, options);
-    if (pattern.includes('*')) this.patterns.push({ match: new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`), options: resolved });
+    if (pattern.includes('*'))
+      this.patterns.push({ match: new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`), options: resolved });
     else this.exact.set(pattern, resolved);
     this.cache.clear();
     return resolved;
@@ -42,7 +44,12 @@ export class TopicRegistry {
     const cached = this.cache.get(topic);
     if (cached !== undefined) return cached;
     let found = this.exact.get(topic) ?? null;
-    if (found === null) for (const p of this.patterns) if (p.match.test(topic)) { found = p.options; break; }
+    if (found === null)
+      for (const p of this.patterns)
+        if (p.match.test(topic)) {
+          found = p.options;
+          break;
+        }
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(topic, found);
     return found;

@@ -100,7 +100,11 @@ export function buildEntry(src: Source, c: StaticConfig, extraVary: string | und
   const tag = large ? `${size.toString(16)}-${Math.floor(src.mtimeMs).toString(16)}` : `${size.toString(16)}-${src.hash}`;
   const common: Common = { type: src.mime.type, tag, lastModified, cacheControl: cacheControlFor(src.rel, c), vary, withEtag: c.etag };
 
-  const unsatisfiable = prepareHeaders(vary === undefined ? { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' } : { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes', vary });
+  const unsatisfiable = prepareHeaders(
+    vary === undefined
+      ? { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' }
+      : { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes', vary },
+  );
   return {
     src,
     large,

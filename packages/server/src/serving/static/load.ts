@@ -182,7 +182,17 @@ export class FileTable {
       if (isErrno(err, 'ENOENT', 'ENOTDIR')) return undefined; // removed while we were loading
       throw err;
     }
-    const src: Source = { rel, abs, mime: info, size: st.size, mtimeMs: st.mtimeMs, body: undefined, hash: '', br: undefined, gzip: undefined };
+    const src: Source = {
+      rel,
+      abs,
+      mime: info,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      body: undefined,
+      hash: '',
+      br: undefined,
+      gzip: undefined,
+    };
     if (loaded !== undefined && loaded.body.length <= c.threshold /* it may have grown meanwhile */) {
       src.body = loaded.body;
       src.size = loaded.body.length;
@@ -235,7 +245,10 @@ async function readBytes(real: string, info: MimeInfo, c: StaticConfig): Promise
   const loaded: LoadedBytes = { body, hash: hash('sha1', body, 'base64url').slice(0, 16), br: undefined, gzip: undefined };
   if (c.precompressed) return readVariants(loaded, real);
   if (body.length > c.threshold || !c.precompress || !info.compressible || body.length < MIN_COMPRESS_SIZE) return loaded;
-  const [br, gz] = await Promise.all([brotliAsync(body, precompressBrotliOptions(body.length, isTextual(info))), gzipAsync(body, PRECOMPRESS_GZIP_OPTIONS)]);
+  const [br, gz] = await Promise.all([
+    brotliAsync(body, precompressBrotliOptions(body.length, isTextual(info))),
+    gzipAsync(body, PRECOMPRESS_GZIP_OPTIONS),
+  ]);
   if (br.length < body.length) loaded.br = br;
   if (gz.length < body.length) loaded.gzip = gz;
   return loaded;
@@ -243,7 +256,8 @@ async function readBytes(real: string, info: MimeInfo, c: StaticConfig): Promise
 
 /** Takes the build's `<file>.br` and `<file>.gz` as the variants, each only when smaller than the body. */
 async function readVariants(loaded: LoadedBytes, real: string): Promise<LoadedBytes> {
-  const read = (path: string) => readFile(path).catch((err: unknown) => (isErrno(err, 'ENOENT', 'EISDIR') ? undefined : Promise.reject(err)));
+  const read = (path: string) =>
+    readFile(path).catch((err: unknown) => (isErrno(err, 'ENOENT', 'EISDIR') ? undefined : Promise.reject(err)));
   const [br, gz] = await Promise.all([read(real + '.br'), read(real + '.gz')]);
   if (br !== undefined && br.length < loaded.body.length) loaded.br = br;
   if (gz !== undefined && gz.length < loaded.body.length) loaded.gzip = gz;

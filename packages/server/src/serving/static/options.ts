@@ -60,8 +60,19 @@ export interface StaticConfig {
 
 const DEFAULT_MEMORY_THRESHOLD = 1 << 20;
 const KNOWN = Object.keys({
-  maxAge: true, immutable: true, index: true, fallback: true, dotfiles: true, memoryThreshold: true, precompress: true, precompressed: true,
-  types: true, watch: true, etag: true, lastModified: true, notFound: true,
+  maxAge: true,
+  immutable: true,
+  index: true,
+  fallback: true,
+  dotfiles: true,
+  memoryThreshold: true,
+  precompress: true,
+  precompressed: true,
+  types: true,
+  watch: true,
+  etag: true,
+  lastModified: true,
+  notFound: true,
 } satisfies Record<keyof StaticOptions, true>);
 
 export function resolveStaticOptions(o: StaticOptions): StaticConfig {
@@ -69,9 +80,11 @@ export function resolveStaticOptions(o: StaticOptions): StaticConfig {
   checkKnownKeys('static', o, KNOWN);
   const maxAge = o.maxAge ?? 0;
   if (!(Number.isFinite(maxAge) && maxAge >= 0)) throw new TypeError('maxAge must be a non-negative number of seconds');
-  if (o.immutable !== undefined && typeof o.immutable !== 'string' && !(o.immutable instanceof RegExp)) throw new TypeError('immutable must be a RegExp or a path prefix');
+  if (o.immutable !== undefined && typeof o.immutable !== 'string' && !(o.immutable instanceof RegExp))
+    throw new TypeError('immutable must be a RegExp or a path prefix');
   const index = o.index ?? 'index.html';
-  if (index !== false && (typeof index !== 'string' || index === '' || /[/\\\0]/.test(index))) throw new TypeError('index must be a file name or false');
+  if (index !== false && (typeof index !== 'string' || index === '' || /[/\\\0]/.test(index)))
+    throw new TypeError('index must be a file name or false');
   const dotfiles = o.dotfiles ?? 'ignore';
   if (!['ignore', 'allow', 'deny'].includes(dotfiles)) throw new TypeError("dotfiles must be 'ignore', 'allow' or 'deny'");
   const threshold = o.memoryThreshold ?? DEFAULT_MEMORY_THRESHOLD;
@@ -82,7 +95,8 @@ export function resolveStaticOptions(o: StaticOptions): StaticConfig {
   if (o.fallback !== undefined) {
     if (typeof o.fallback !== 'string') throw new TypeError('fallback must be a path relative to the directory');
     fallback = o.fallback.replace(/^(\.?\/)+/, '');
-    if (fallback === '' || checkPath(fallback, '') !== PATH_OK || fallback.endsWith('/')) throw new TypeError(`Invalid fallback path: ${JSON.stringify(o.fallback)}`);
+    if (fallback === '' || checkPath(fallback, '') !== PATH_OK || fallback.endsWith('/'))
+      throw new TypeError(`Invalid fallback path: ${JSON.stringify(o.fallback)}`);
   }
   const types = resolveTypes(o.types);
   let immutable = o.immutable;
@@ -114,7 +128,8 @@ function resolveTypes(types: Record<string, string> | undefined): ReadonlyMap<st
     if (type === '') continue; // SvelteKit records '' for extensions it has no type for
     const key = ext.replace(/^\./, '').toLowerCase();
     if (key === '' || /[./\\\s]/.test(key)) throw new TypeError(`types: invalid extension ${JSON.stringify(ext)}`);
-    if (typeof type !== 'string' || !MEDIA_TYPE.test(type)) throw new TypeError(`types: invalid content type ${JSON.stringify(type)} for ${JSON.stringify(ext)}`);
+    if (typeof type !== 'string' || !MEDIA_TYPE.test(type))
+      throw new TypeError(`types: invalid content type ${JSON.stringify(type)} for ${JSON.stringify(ext)}`);
     map.set(key, type);
   }
   return map;

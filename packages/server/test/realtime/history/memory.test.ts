@@ -17,7 +17,10 @@ for (const size of [1, 3, 8, 9, 100]) {
       assert.equal(a.offset, i);
       const kept = Math.min(i, size);
       const last = store.read('t', { last: size }, h);
-      assert.deepEqual(data(last.envelopes), Array.from({ length: kept }, (_, k) => i - kept + 1 + k));
+      assert.deepEqual(
+        data(last.envelopes),
+        Array.from({ length: kept }, (_, k) => i - kept + 1 + k),
+      );
       // Recovery from the oldest position still kept works; one before it is outside the window.
       const since = i - kept;
       assert.equal(store.read('t', { since: { offset: since, epoch: a.epoch } }, h).recovered, true);
@@ -37,7 +40,12 @@ test('memory store: ttl drops old messages from replays; positions and epochs ar
   assert.deepEqual(data(store.read('t', { since: { offset: 1, epoch: a.epoch } }, h).envelopes), [2]);
   assert.equal(store.read('t', { since: { offset: 3, epoch: a.epoch } }, h).reason, 'ahead');
   assert.equal(store.read('t', { since: { offset: 1, epoch: 'other' } }, h).reason, 'epoch');
-  assert.deepEqual(store.read('never', { since: { offset: 0, epoch: a.epoch } }, h), { offset: 0, epoch: a.epoch, recovered: true, envelopes: [] });
+  assert.deepEqual(store.read('never', { since: { offset: 0, epoch: a.epoch } }, h), {
+    offset: 0,
+    epoch: a.epoch,
+    recovered: true,
+    envelopes: [],
+  });
   assert.notEqual(new MemoryHistoryStore().epoch, store.epoch, 'a new store (a restart) is a new epoch');
 });
 

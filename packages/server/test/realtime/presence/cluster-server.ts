@@ -13,7 +13,11 @@ const server = await cluster({ workers: 2, port: 0, host: '127.0.0.1', restartDe
     });
     return { crashing: app.worker };
   });
-  app.get('/presence/:topic', async (req) => ({ worker: app.worker, local: app.subscribers(req.params.topic), members: await app.presence(req.params.topic) }));
+  app.get('/presence/:topic', async (req) => ({
+    worker: app.worker,
+    local: app.subscribers(req.params.topic),
+    members: await app.presence(req.params.topic),
+  }));
   return app;
 });
 console.log(JSON.stringify({ ready: server.port }));

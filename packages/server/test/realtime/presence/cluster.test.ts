@@ -103,15 +103,33 @@ test('cluster(): a worker that crashes has its members removed by the others wit
     assert.equal(workers.size, 2, 'connections spread over both workers');
     const victim = clients[0]!.worker;
     const survivor = clients.find((c) => c.worker !== victim)!;
-    await eventually(() => survivor.live.presence('room:k'), (m) => m.length === 4, 5000, 'all four listed');
+    await eventually(
+      () => survivor.live.presence('room:k'),
+      (m) => m.length === 4,
+      5000,
+      'all four listed',
+    );
     // Round-robin: ask until the victim answers (and dies).
     let crashedAt = 0;
     for (let i = 0; i < 10 && crashedAt === 0; i++) {
       if ((await get<{ crashing: number }>(port, '/crash')).crashing === victim) crashedAt = Date.now();
     }
     assert.ok(crashedAt > 0, 'the victim worker was reached');
-    const left = clients.filter((c) => c.worker !== victim).map((c) => c.user).sort().join();
-    await eventually(() => survivor.live.presence('room:k'), (m) => m.map((x) => x.id).sort().join() === left, 4 * 200 + 2000, "the dead worker's members removed");
+    const left = clients
+      .filter((c) => c.worker !== victim)
+      .map((c) => c.user)
+      .sort()
+      .join();
+    await eventually(
+      () => survivor.live.presence('room:k'),
+      (m) =>
+        m
+          .map((x) => x.id)
+          .sort()
+          .join() === left,
+      4 * 200 + 2000,
+      "the dead worker's members removed",
+    );
     const took = Date.now() - crashedAt;
     assert.ok(took <= 4 * 200 + 500, `removed ${took} ms after the crash (heartbeat 200 ms)`);
   } finally {

@@ -28,7 +28,13 @@ async function rawSocket(url: string) {
   const frames: string[] = [];
   ws.addEventListener('message', (e) => frames.push(String(e.data)));
   await new Promise((r, j) => (ws.addEventListener('open', r), ws.addEventListener('error', j)));
-  const next = async (match: (f: string) => boolean) => eventually(() => frames.find(match), (f) => f !== undefined, 3000, 'frame');
+  const next = async (match: (f: string) => boolean) =>
+    eventually(
+      () => frames.find(match),
+      (f) => f !== undefined,
+      3000,
+      'frame',
+    );
   return { ws, frames, next };
 }
 
@@ -68,7 +74,12 @@ test('an async subscribe hook decides presence reads too; a throwing one answers
   const ann = await client(one.node, 'ann');
   try {
     await join(ann, 'room:yes');
-    await eventually(() => ann.presence('room:yes'), (m) => ids(m).join() === 'ann', 3000, 'async allowed');
+    await eventually(
+      () => ann.presence('room:yes'),
+      (m) => ids(m).join() === 'ann',
+      3000,
+      'async allowed',
+    );
     assert.equal(((await ann.presence('room:no').catch((e) => e)) as ClientError).code, 'DENIED');
     assert.equal(((await ann.presence('room:boom').catch((e) => e)) as ClientError).code, 'DENIED');
     assert.ok(errors.length >= 1, 'the failing hook was logged');
@@ -95,7 +106,12 @@ test('bad presence frames get a clear error reply and the socket keeps working',
     for (const [frame, expected] of cases) {
       const before = raw.frames.length;
       raw.ws.send(frame);
-      const got = await eventually(() => raw.frames.slice(before), (f) => f.length > 0, 3000, `answer to ${frame}`);
+      const got = await eventually(
+        () => raw.frames.slice(before),
+        (f) => f.length > 0,
+        3000,
+        `answer to ${frame}`,
+      );
       assert.match(got[0]!, expected, frame);
     }
     raw.ws.send('{"type":"subscribe","topic":"room:1","ref":10}');
@@ -111,13 +127,27 @@ test('presence options are checked when declared; id and data hooks that throw l
   const app = new App();
   assert.throws(() => app.topic('a:*', { presence: { id: 'userId' as never } }), /presence.id must be a function/);
   assert.throws(() => app.topic('b:*', { presence: { events: 'yes' as never } }), /presence.events must be a boolean/);
-  assert.throws(() => app.topic('c:*', { presence: { who: 1 } as never }), /topic c:\*: presence: unknown option "who" \(known: id, data, events\)/);
+  assert.throws(
+    () => app.topic('c:*', { presence: { who: 1 } as never }),
+    /topic c:\*: presence: unknown option "who" \(known: id, data, events\)/,
+  );
   assert.throws(() => new App({ presence: { heartbeat: 10 } }), /heartbeat must be an integer from 50/);
   const errors: unknown[] = [];
   const logger = { error: (o: unknown) => errors.push(o), warn() {}, info() {}, debug() {} } as unknown as Logger;
   const one = await startOne({ logger }, (a) => {
-    a.topic('t:*', { presence: { id: (ws) => (ws.data as { user: string }).user, data: (ws) => ((ws.data as { user: string }).user === 'bad' ? { n: 1n } : { ok: true }) } });
-    a.topic('boom:*', { presence: { id: () => { throw new Error('no id'); } } });
+    a.topic('t:*', {
+      presence: {
+        id: (ws) => (ws.data as { user: string }).user,
+        data: (ws) => ((ws.data as { user: string }).user === 'bad' ? { n: 1n } : { ok: true }),
+      },
+    });
+    a.topic('boom:*', {
+      presence: {
+        id: () => {
+          throw new Error('no id');
+        },
+      },
+    });
     a.ws('/ws', { upgrade: (req) => ({ user: String(req.query.user) }) });
   });
   const good = await client(one.node, 'good');
@@ -143,7 +173,8 @@ const gc = runInNewContext('gc') as () => void;
 
 test('join/leave churn leaves no member, id or socket behind (checked after gc)', async () => {
   const one = await startOne();
-  const tracker = (one.app as unknown as { hub: { presence: { stats(): { topics: number; members: number; sockets: number } } } }).hub.presence;
+  const tracker = (one.app as unknown as { hub: { presence: { stats(): { topics: number; members: number; sockets: number } } } }).hub
+    .presence;
   const watcher = await client(one.node, 'watcher');
   try {
     const churn = async (round: number) => {
@@ -156,11 +187,21 @@ test('join/leave churn leaves no member, id or socket behind (checked after gc)'
       for (const c of clients) c.close();
     };
     for (let r = 0; r < 10; r++) await churn(r);
-    await eventually(() => tracker.stats(), (s) => s.members === 0 && s.sockets === 0, 5000, 'all gone');
+    await eventually(
+      () => tracker.stats(),
+      (s) => s.members === 0 && s.sockets === 0,
+      5000,
+      'all gone',
+    );
     gc();
     const before = process.memoryUsage().heapUsed;
     for (let r = 10; r < 60; r++) await churn(r);
-    await eventually(() => tracker.stats(), (s) => s.members === 0 && s.sockets === 0 && s.topics === 0, 5000, 'all gone again');
+    await eventually(
+      () => tracker.stats(),
+      (s) => s.members === 0 && s.sockets === 0 && s.topics === 0,
+      5000,
+      'all gone again',
+    );
     await sleep(50);
     gc();
     const grown = process.memoryUsage().heapUsed - before;

@@ -73,19 +73,35 @@ export function presenceSuite(name: string, start: StartNodes): void {
       try {
         for (const t of tabs) await join(t, 'room:1');
         await join(bob, 'room:1');
-        for (const n of nodes) await eventually(() => n.app.presence('room:1'), (m) => ids(m).join() === 'ann,bob', 5000, 'ann and bob listed');
+        for (const n of nodes)
+          await eventually(
+            () => n.app.presence('room:1'),
+            (m) => ids(m).join() === 'ann,bob',
+            5000,
+            'ann and bob listed',
+          );
         const listed = await a.app.presence('room:1');
         assert.equal(listed.length, 2, 'three tabs, one member');
-        assert.deepEqual(listed.find((m) => m.id === 'ann'), { id: 'ann', data: { name: 'ann!' } });
+        assert.deepEqual(
+          listed.find((m) => m.id === 'ann'),
+          { id: 'ann', data: { name: 'ann!' } },
+        );
         tabs[0]!.close();
         await tabs[1]!.ping();
         await sleep(100);
         for (const n of nodes) assert.deepEqual(ids(await n.app.presence('room:1')), ['ann', 'bob'], 'two tabs left: still there');
         tabs[1]!.close();
         await sleep(100);
-        for (const n of nodes) assert.deepEqual(ids(await n.app.presence('room:1')), ['ann', 'bob'], 'one tab left, on the other node: still there');
+        for (const n of nodes)
+          assert.deepEqual(ids(await n.app.presence('room:1')), ['ann', 'bob'], 'one tab left, on the other node: still there');
         tabs[2]!.close();
-        for (const n of nodes) await eventually(() => n.app.presence('room:1'), (m) => ids(m).join() === 'bob', 5000, 'ann gone after her last tab');
+        for (const n of nodes)
+          await eventually(
+            () => n.app.presence('room:1'),
+            (m) => ids(m).join() === 'bob',
+            5000,
+            'ann gone after her last tab',
+          );
       } finally {
         for (const t of [...tabs, bob]) t.close();
         await close();
@@ -99,22 +115,48 @@ export function presenceSuite(name: string, start: StartNodes): void {
       const tabs: Live[] = [];
       try {
         const changes: string[] = [];
-        watcher.onPresence('room:2', (c: PresenceChange) => changes.push(`${c.type}:${c.member.id}:${(c.member.data as { name: string }).name}`));
+        watcher.onPresence('room:2', (c: PresenceChange) =>
+          changes.push(`${c.type}:${c.member.id}:${(c.member.data as { name: string }).name}`),
+        );
         const quiet: string[] = [];
         await join(watcher, 'quiet:2', (event) => quiet.push(event));
         await watcher.ping();
-        await eventually(() => changes, (c) => c.includes('join:watcher:watcher!'), 5000, 'own join');
+        await eventually(
+          () => changes,
+          (c) => c.includes('join:watcher:watcher!'),
+          5000,
+          'own join',
+        );
         tabs.push(await client(b, 'cy'), await client(b, 'cy'));
         for (const t of tabs) await join(t, 'room:2');
         for (const t of tabs) await join(t, 'quiet:2');
-        await eventually(() => changes, (c) => c.includes('join:cy:cy!'), 5000, 'cy joined');
+        await eventually(
+          () => changes,
+          (c) => c.includes('join:cy:cy!'),
+          5000,
+          'cy joined',
+        );
         tabs[0]!.close();
         await sleep(200);
-        assert.deepEqual(changes, ['join:watcher:watcher!', 'join:cy:cy!'], 'no second join for the second tab, no leave while a tab is left');
+        assert.deepEqual(
+          changes,
+          ['join:watcher:watcher!', 'join:cy:cy!'],
+          'no second join for the second tab, no leave while a tab is left',
+        );
         tabs[1]!.close();
-        await eventually(() => changes, (c) => c.length === 3, 5000, 'cy left');
+        await eventually(
+          () => changes,
+          (c) => c.length === 3,
+          5000,
+          'cy left',
+        );
         assert.deepEqual(changes, ['join:watcher:watcher!', 'join:cy:cy!', 'leave:cy:cy!']);
-        await eventually(() => a.app.presence('quiet:2'), (m) => ids(m).join() === 'watcher', 5000, 'quiet topic tracked');
+        await eventually(
+          () => a.app.presence('quiet:2'),
+          (m) => ids(m).join() === 'watcher',
+          5000,
+          'quiet topic tracked',
+        );
         assert.deepEqual(quiet, [], 'no events on a presence topic without events: true');
       } finally {
         for (const t of [watcher, ...tabs]) t.close();
@@ -132,11 +174,26 @@ export function presenceSuite(name: string, start: StartNodes): void {
         const offDan = await join(dan, 'room:3');
         await join(eve, 'room:3');
         await join(anon, 'room:3');
-        await eventually(() => eve.presence('room:3'), (m) => ids(m).join() === 'dan,eve', 5000, 'live.presence across nodes');
-        await eventually(() => dan.presence('room:3'), (m) => ids(m).join() === 'dan,eve', 5000, 'and on the other node');
+        await eventually(
+          () => eve.presence('room:3'),
+          (m) => ids(m).join() === 'dan,eve',
+          5000,
+          'live.presence across nodes',
+        );
+        await eventually(
+          () => dan.presence('room:3'),
+          (m) => ids(m).join() === 'dan,eve',
+          5000,
+          'and on the other node',
+        );
         assert.deepEqual(await anon.presence('room:9'), [], 'an empty presence topic');
         offDan();
-        await eventually(() => eve.presence('room:3'), (m) => ids(m).join() === 'eve', 5000, 'dan unsubscribed: gone');
+        await eventually(
+          () => eve.presence('room:3'),
+          (m) => ids(m).join() === 'eve',
+          5000,
+          'dan unsubscribed: gone',
+        );
       } finally {
         for (const t of [dan, eve, anon]) t.close();
         await close();

@@ -78,7 +78,11 @@ export interface BrokerBusStats {
 const KNOWN = new Set(['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'logger']);
 
 /** Checks the options common to every broker bus; `extra` are the transport's own option names. */
-export function brokerBusOptions(where: string, options: Record<string, unknown>, extra: readonly string[]): Required<Omit<BrokerBusOptions, 'logger'>> & { logger: Logger | undefined } {
+export function brokerBusOptions(
+  where: string,
+  options: Record<string, unknown>,
+  extra: readonly string[],
+): Required<Omit<BrokerBusOptions, 'logger'>> & { logger: Logger | undefined } {
   checkKnownKeys(where, options, [...KNOWN, ...extra]);
   const int = (name: keyof BrokerBusOptions, fallback: number): number => {
     const v = options[name] ?? fallback;
@@ -86,9 +90,11 @@ export function brokerBusOptions(where: string, options: Record<string, unknown>
     return v as number;
   };
   const presence = options.presenceInterval ?? 2000;
-  if (presence !== false && (!Number.isSafeInteger(presence) || (presence as number) < 10)) throw new TypeError(`${where}: presenceInterval must be an integer >= 10 (milliseconds) or false`);
+  if (presence !== false && (!Number.isSafeInteger(presence) || (presence as number) < 10))
+    throw new TypeError(`${where}: presenceInterval must be an integer >= 10 (milliseconds) or false`);
   const logger = options.logger as Logger | undefined;
-  if (logger !== undefined && (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function')) throw new TypeError(`${where}: logger must be a Logger (error, warn, info, debug)`);
+  if (logger !== undefined && (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function'))
+    throw new TypeError(`${where}: logger must be a Logger (error, warn, info, debug)`);
   return {
     maxMessageSize: int('maxMessageSize', 1 << 20),
     maxInFlight: int('maxInFlight', 1024),
@@ -165,15 +171,26 @@ export class BrokerBus implements Bus {
     if (this.closed) return;
     const size = typeof message === 'string' ? message.length : message.byteLength;
     // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: only measure near the limit.
-    if (size > this.options.maxMessageSize / 3 && (typeof message === 'string' ? Buffer.byteLength(message) : size) > this.options.maxMessageSize) {
+    if (
+      size > this.options.maxMessageSize / 3 &&
+      (typeof message === 'string' ? Buffer.byteLength(message) : size) > this.options.maxMessageSize
+    ) {
       const n = ++this.tooBig;
-      if ((n & (n - 1)) === 0) this.logger.warn({ topic, bytes: size, maxMessageSize: this.options.maxMessageSize, count: n }, 'bus: publish over maxMessageSize not sent to other servers');
+      if ((n & (n - 1)) === 0)
+        this.logger.warn(
+          { topic, bytes: size, maxMessageSize: this.options.maxMessageSize, count: n },
+          'bus: publish over maxMessageSize not sent to other servers',
+        );
       return;
     }
     const frame = encodeFrame(this.origin, isBinary ? FrameKind.Binary : FrameKind.Text, message);
     if (!this.outbox.push(topic, frame)) {
       const n = this.outbox.dropped;
-      if ((n & (n - 1)) === 0) this.logger.warn({ topic, dropped: n, queued: this.outbox.queued, connected: this.connected }, `${this.transport.name} bus: publish queue full, message not sent to other servers`);
+      if ((n & (n - 1)) === 0)
+        this.logger.warn(
+          { topic, dropped: n, queued: this.outbox.queued, connected: this.connected },
+          `${this.transport.name} bus: publish queue full, message not sent to other servers`,
+        );
     }
   }
 
@@ -262,7 +279,8 @@ export class BrokerBus implements Bus {
     this.interested.clear();
     this.presence.clear();
     const deadline = Date.now() + 2000;
-    while (this.connected && (this.outbox.queued > 0 || this.outbox.inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (this.connected && (this.outbox.queued > 0 || this.outbox.inFlight > 0) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     this.outbox.clear();
     await this.transport.close();
     this.connected = false;
@@ -271,7 +289,10 @@ export class BrokerBus implements Bus {
   private onUp(): void {
     if (this.closed || this.connected) return;
     this.connected = true;
-    this.logger.info({ bus: this.transport.name, queued: this.outbox.queued, reconnected: this.everConnected }, `${this.transport.name} bus connected`);
+    this.logger.info(
+      { bus: this.transport.name, queued: this.outbox.queued, reconnected: this.everConnected },
+      `${this.transport.name} bus connected`,
+    );
     this.everConnected = true;
     this.outbox.setOpen(true);
     this.announceSoon();
@@ -281,7 +302,11 @@ export class BrokerBus implements Bus {
     if (!this.connected) return;
     this.connected = false;
     this.outbox.setOpen(false);
-    if (!this.closed) this.logger.warn({ bus: this.transport.name, err: reason }, `${this.transport.name} bus disconnected: publishes queue (bounded) until it is back`);
+    if (!this.closed)
+      this.logger.warn(
+        { bus: this.transport.name, err: reason },
+        `${this.transport.name} bus disconnected: publishes queue (bounded) until it is back`,
+      );
   }
 
   private onSettled(count: number, err?: unknown): void {
@@ -289,7 +314,8 @@ export class BrokerBus implements Bus {
     if (err !== undefined) {
       const n = this.outbox.failed;
       // Logged when the total crosses a power of two: an outage must not flood the log.
-      if (Math.clz32(n - count) !== Math.clz32(n)) this.logger.warn({ bus: this.transport.name, err, lost: n }, `${this.transport.name} bus: publishes lost with the connection`);
+      if (Math.clz32(n - count) !== Math.clz32(n))
+        this.logger.warn({ bus: this.transport.name, err, lost: n }, `${this.transport.name} bus: publishes lost with the connection`);
     }
   }
 
@@ -302,7 +328,10 @@ export class BrokerBus implements Bus {
     const kind = frame[2]!;
     if (topic === null) {
       if (kind !== FrameKind.Presence) return this.reject(topic, 'a message on the presence channel');
-      const refused = this.presence.receive(originOf(frame), Buffer.from(frame.buffer, frame.byteOffset + HEADER_BYTES, frame.byteLength - HEADER_BYTES).toString());
+      const refused = this.presence.receive(
+        originOf(frame),
+        Buffer.from(frame.buffer, frame.byteOffset + HEADER_BYTES, frame.byteLength - HEADER_BYTES).toString(),
+      );
       if (refused !== null) this.reject(topic, refused);
       return;
     }
@@ -319,7 +348,11 @@ export class BrokerBus implements Bus {
 
   private reject(topic: string | null, reason: string): void {
     const n = ++this.rejected;
-    if ((n & (n - 1)) === 0) this.logger.warn({ bus: this.transport.name, topic, reason, rejected: n }, `${this.transport.name} bus: dropped a bad message from the broker`);
+    if ((n & (n - 1)) === 0)
+      this.logger.warn(
+        { bus: this.transport.name, topic, reason, rejected: n },
+        `${this.transport.name} bus: dropped a bad message from the broker`,
+      );
   }
 
   private announceSoon(): void {

@@ -51,7 +51,8 @@ export function checkFrame(frame: Uint8Array, maxPayload: number): string | null
   if (frame[1] !== FRAME_VERSION) return `unknown frame version ${frame[1]}`;
   const kind = frame[2];
   if (kind !== FrameKind.Text && kind !== FrameKind.Binary && kind !== FrameKind.Presence) return `unknown frame kind ${kind}`;
-  if (frame.byteLength - HEADER_BYTES > maxPayload) return `payload over maxMessageSize (${frame.byteLength - HEADER_BYTES} > ${maxPayload} bytes)`;
+  if (frame.byteLength - HEADER_BYTES > maxPayload)
+    return `payload over maxMessageSize (${frame.byteLength - HEADER_BYTES} > ${maxPayload} bytes)`;
   // A text message goes out to browsers as a text frame: it must be valid UTF-8.
   if (kind !== FrameKind.Binary && !isUtf8(frame.subarray(HEADER_BYTES))) return 'text payload is not valid UTF-8';
   return null;

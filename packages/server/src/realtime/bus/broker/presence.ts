@@ -73,7 +73,14 @@ export class Presence {
     if (!Array.isArray(counts) || counts.length > MAX_TOPICS) return 'presence counts invalid';
     const map = new Map<string, number>();
     for (const entry of counts) {
-      if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'number' || !Number.isSafeInteger(entry[1]) || entry[1] < 0) return 'presence entry invalid';
+      if (
+        !Array.isArray(entry) ||
+        typeof entry[0] !== 'string' ||
+        typeof entry[1] !== 'number' ||
+        !Number.isSafeInteger(entry[1]) ||
+        entry[1] < 0
+      )
+        return 'presence entry invalid';
       map.set(entry[0], entry[1]);
     }
     if (map.size === 0) this.peers.delete(origin);
