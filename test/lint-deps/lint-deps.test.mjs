@@ -16,13 +16,19 @@ const depcruise = join(root, 'node_modules/dependency-cruiser/bin/dependency-cru
 function cruise(files) {
   const dir = mkdtempSync(join(tmpdir(), 'tachyon-lint-deps-'));
   try {
-    const tsconfig = { compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, noEmit: true }, include: ['src'] };
+    const tsconfig = {
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, noEmit: true },
+      include: ['src'],
+    };
     files['packages/server/tsconfig.json'] = JSON.stringify(tsconfig);
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), text);
     }
-    const r = spawnSync(process.execPath, [depcruise, 'packages/server/src', '--config', join(root, '.dependency-cruiser.cjs')], { cwd: dir, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [depcruise, 'packages/server/src', '--config', join(root, '.dependency-cruiser.cjs')], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
     return { status: r.status, output: r.stdout + r.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -31,8 +37,10 @@ function cruise(files) {
 
 const clean = {
   'packages/server/src/uws/index.ts': "export type { TemplatedApp } from 'uWebSockets.js';\nexport const uws = 1;\n",
-  'packages/server/src/core/settings.ts': "import { uws } from '../uws/index.ts';\nexport interface Settings { n: number }\nexport const n = uws;\n",
-  'packages/server/src/http/request.ts': "import type { Settings } from '../core/settings.ts';\nexport const read = (s: Settings) => s.n;\n",
+  'packages/server/src/core/settings.ts':
+    "import { uws } from '../uws/index.ts';\nexport interface Settings { n: number }\nexport const n = uws;\n",
+  'packages/server/src/http/request.ts':
+    "import type { Settings } from '../core/settings.ts';\nexport const read = (s: Settings) => s.n;\n",
 };
 
 test('a tree that points one way passes', () => {
@@ -44,7 +52,8 @@ test('an import to the right, a type-only file cycle and uWebSockets.js outside 
   const r = cruise({
     ...clean,
     // core/ reaching up into http/ (type-only: still a dependency)
-    'packages/server/src/core/settings.ts': "import type { Log } from '../http/log.ts';\nexport interface Settings { n: number; log?: Log }\n",
+    'packages/server/src/core/settings.ts':
+      "import type { Log } from '../http/log.ts';\nexport interface Settings { n: number; log?: Log }\n",
     'packages/server/src/http/log.ts': "import type { Request } from './request.ts';\nexport type Log = (r: Request) => void;\n",
     // request.ts <-> log.ts: a cycle of type-only imports
     'packages/server/src/http/request.ts': "import type { Log } from './log.ts';\nexport interface Request { log: Log }\n",

@@ -48,9 +48,11 @@ export function clusterView(place: Readonly<ClusterPlace>, rpc: Rpc): ClusterCou
       return place.workers;
     },
     request: <Reply>(to: number, channel: string, data?: unknown, options: ClusterRequestOptions = {}) => {
-      if (typeof channel !== 'string' || channel === '') return Promise.reject(new TypeError('app.cluster.request(): the channel must be a non-empty string'));
+      if (typeof channel !== 'string' || channel === '')
+        return Promise.reject(new TypeError('app.cluster.request(): the channel must be a non-empty string'));
       const timeout = options.timeout ?? DEFAULT_CLUSTER_REQUEST_TIMEOUT;
-      if (!Number.isFinite(timeout) || timeout <= 0) return Promise.reject(new RangeError('app.cluster.request(): timeout must be a number of ms above 0'));
+      if (!Number.isFinite(timeout) || timeout <= 0)
+        return Promise.reject(new RangeError('app.cluster.request(): timeout must be a number of ms above 0'));
       const workers = place.workers;
       const valid = workers === 0 ? to === 0 : Number.isInteger(to) && to >= 1 && to <= workers;
       if (!valid) {
@@ -60,7 +62,8 @@ export function clusterView(place: Readonly<ClusterPlace>, rpc: Rpc): ClusterCou
       return rpc.request(to, channel, data, { timeout }) as Promise<Reply>;
     },
     handle: <Data>(channel: string, handler: ClusterHandler<Data>) => {
-      if (typeof channel !== 'string' || channel === '') throw new TypeError('app.cluster.handle(): the channel must be a non-empty string');
+      if (typeof channel !== 'string' || channel === '')
+        throw new TypeError('app.cluster.handle(): the channel must be a non-empty string');
       if (typeof handler !== 'function') throw new TypeError('app.cluster.handle(): the handler must be a function');
       if (rpc.has(channel)) throw new Error(`app.cluster.handle(): channel "${channel}" already has a handler`);
       rpc.handle(channel, handler);

@@ -47,7 +47,12 @@ export class WorkerHistoryStore implements HistoryStore {
   }
 
   read(topic: string, request: HistoryRequest, options: Readonly<HistoryOptions>): Promise<HistoryRead> {
-    const req: HistoryRequest = request.since !== undefined ? { since: { offset: request.since.offset, epoch: request.since.epoch } } : request.last !== undefined ? { last: request.last } : {};
+    const req: HistoryRequest =
+      request.since !== undefined
+        ? { since: { offset: request.since.offset, epoch: request.since.epoch } }
+        : request.last !== undefined
+          ? { last: request.last }
+          : {};
     return this.ask('history-read', { topic, request: req, limits: limitsOf(options) });
   }
 }

@@ -26,7 +26,13 @@ function allMissing(self: number, workers: number): Gathered {
  * The primary side: worker `from` is scraped. Asks each of `others` (the ready workers, each
  * through its own Rpc) for its metrics, up to `timeout` ms, or until `closing` settles.
  */
-export async function gatherMetrics(from: number, workers: number, others: { id: number; rpc: Rpc }[], timeout: number, closing: Promise<void>): Promise<Gathered> {
+export async function gatherMetrics(
+  from: number,
+  workers: number,
+  others: { id: number; rpc: Rpc }[],
+  timeout: number,
+  closing: Promise<void>,
+): Promise<Gathered> {
   const wait = Math.max(1, Math.min(timeout, 60_000));
   const answered = new Map<number, MetricsJson>();
   const asks = others.map(({ id, rpc }) =>

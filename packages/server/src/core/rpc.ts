@@ -103,7 +103,10 @@ export class Rpc {
       const { timeout, unref } = options;
       let timer: NodeJS.Timeout | undefined;
       if (timeout !== undefined) {
-        timer = setTimeout(() => this.settle(id, { a: id, e: 'TIMEOUT', m: `worker ${to} did not answer "${channel}" within ${timeout} ms` }), timeout);
+        timer = setTimeout(
+          () => this.settle(id, { a: id, e: 'TIMEOUT', m: `worker ${to} did not answer "${channel}" within ${timeout} ms` }),
+          timeout,
+        );
         if (unref === true) timer.unref();
       }
       this.pending.set(id, { peer: to, channel, resolve, reject, timer });
@@ -153,7 +156,11 @@ export class Rpc {
       try {
         this.send(from, reply);
       } catch (err) {
-        this.send(from, { a: id, e: 'NOT_CLONEABLE', m: `the reply of worker ${this.self} to "${request.c}" cannot be sent: ${messageOf(err)}` });
+        this.send(from, {
+          a: id,
+          e: 'NOT_CLONEABLE',
+          m: `the reply of worker ${this.self} to "${request.c}" cannot be sent: ${messageOf(err)}`,
+        });
       }
     };
     const handler = this.handlers.get(request.c);

@@ -34,7 +34,11 @@ test('a request crosses the port and its reply comes back; each failure rejects 
     assert.deepEqual(await one.request(2, 'double', 21), { twice: 42, from: 1 });
     await rejects(one.request(2, 'nobody'), 'NO_HANDLER', /^worker 2 has no handler for "nobody"$/);
     await rejects(one.request(2, 'fail'), 'HANDLER_ERROR', /^broke$/);
-    await rejects(one.request(2, 'double', () => 1), 'NOT_CLONEABLE', /the data cannot be sent to worker 2/);
+    await rejects(
+      one.request(2, 'double', () => 1),
+      'NOT_CLONEABLE',
+      /the data cannot be sent to worker 2/,
+    );
     await rejects(one.request(2, 'bad-reply'), 'NOT_CLONEABLE', /reply of worker 2 to "bad-reply" cannot be sent/);
     await rejects(one.request(2, 'never', undefined, { timeout: 30 }), 'TIMEOUT', /^worker 2 did not answer "never" within 30 ms$/);
     // Both ways over the same port, and to itself (a loopback with the same copies).
