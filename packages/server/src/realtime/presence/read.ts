@@ -4,16 +4,16 @@
 import type { Logger } from '../../core/logger.ts';
 import type { WsBehavior } from '../behavior.ts';
 import { RESERVED_PREFIX, errorFrame, isValidTopic, replyFrame } from '../protocol.ts';
-import type { Socket, SocketHub } from '../socket.ts';
+import type { Socket, SocketPresence } from '../socket.ts';
 
 type Answer = (s: Socket<any>, text: string, async: boolean) => void;
 
-/** Compiled once per route: answers one `{"type":"presence","topic":…,"ref":…}` frame. @internal */
+/** Compiled once per route: answers one `{"type":"presence","topic":…,"ref":…}` frame. */
 export function compilePresenceRead(
   b: WsBehavior<any, any>,
   log: Logger,
   answer: Answer,
-  hub: SocketHub,
+  hub: { readonly presence: SocketPresence | null },
 ): (s: Socket<any>, topic: unknown, ref: number | undefined) => void {
   const reply = (s: Socket<any>, topic: string, ref: number, async: boolean) => {
     if (s.closed) return;
