@@ -4,6 +4,7 @@
 import { DedupTable } from '../http/dedup.ts';
 import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
+import { resolveStaticOptions } from '../serving/static/options.ts';
 import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
@@ -298,6 +299,7 @@ export class App extends Scope<AppHooks> {
     const base = urlPrefix === '/' ? '' : urlPrefix.replace(/\/+$/, '');
     if (base !== '' && !base.startsWith('/')) throw new TypeError(`Static prefix must start with "/": ${urlPrefix}`);
     if (this.uws) throw new Error('app.static() must be called before listen()');
+    resolveStaticOptions(options); // a bad option fails here, at the declaration, not at listen()
     const notFound =
       options.notFound ??
       ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
