@@ -100,6 +100,8 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     await page.goto(server.url + '/');
+    // Before hydration the form would submit as a plain GET and a filled name could be reset.
+    await page.locator('html[data-hydrated]').waitFor({ state: 'attached', timeout: 10_000 });
     return page;
   }
   const phaseOf = (page: Page) => page.locator('#phase').getAttribute('data-phase');
@@ -143,21 +145,21 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     await ada.locator('#passage .ch.wrong').first().waitFor({ state: 'detached' });
     await ada.keyboard.type(passage.slice(10, third), { delay: ADA_DELAY });
     // Grace sees Ada's caret where Ada is, and her own still at the start.
-    await grace.locator(`[data-caret="${adaId}"][data-index="${third}"]`).waitFor({ timeout: 5_000 });
+    await grace.locator(`[data-caret="${adaId}"][data-index="${third}"]`).waitFor({ timeout: 15_000 });
     assert.equal(await caretIndex(grace, graceId), 0);
     // Grace types a quarter; Ada sees it.
     const quarter = Math.floor(passage.length / 4);
     await grace.keyboard.type(passage.slice(0, quarter), { delay: GRACE_DELAY });
-    await ada.locator(`[data-caret="${graceId}"][data-index="${quarter}"]`).waitFor({ timeout: 5_000 });
+    await ada.locator(`[data-caret="${graceId}"][data-index="${quarter}"]`).waitFor({ timeout: 15_000 });
     // Live WPM (published every second) and the latency from ping, on both pages.
-    await ada.locator(`#players li[data-player="${adaId}"] .wpm:not([data-wpm="0"])`).waitFor({ timeout: 5_000 });
-    await grace.locator(`#players li[data-player="${adaId}"] .wpm:not([data-wpm="0"])`).waitFor({ timeout: 5_000 });
+    await ada.locator(`#players li[data-player="${adaId}"] .wpm:not([data-wpm="0"])`).waitFor({ timeout: 15_000 });
+    await grace.locator(`#players li[data-player="${adaId}"] .wpm:not([data-wpm="0"])`).waitFor({ timeout: 15_000 });
     for (const p of [ada, grace]) assert.match((await p.locator('#latency').textContent())!, /^(<1|\d+(\.\d)?) ms$/);
     if (SCREENSHOTS) await ada.screenshot({ path: DOCS + 'race.png' });
 
     // Both finish: Ada first.
     await ada.keyboard.type(passage.slice(third), { delay: SCREENSHOTS ? ADA_DELAY : 5 });
-    await grace.locator(`[data-caret="${adaId}"][data-index="${passage.length}"]`).waitFor({ timeout: 5_000 });
+    await grace.locator(`[data-caret="${adaId}"][data-index="${passage.length}"]`).waitFor({ timeout: 15_000 });
     assert.equal(await phaseOf(grace), 'racing');
     await grace.keyboard.type(passage.slice(quarter), { delay: SCREENSHOTS ? GRACE_DELAY : 5 });
 
@@ -180,7 +182,7 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     const before = new URL(ada.url()).pathname;
     await ada.click('#again');
     await ada.waitForURL((u) => /\/race\/[A-Z0-9]{6}$/.test(u.pathname) && u.pathname !== before);
-    await ada.locator('#phase[data-phase="waiting"]').waitFor({ timeout: 5_000 });
+    await ada.locator('#phase[data-phase="waiting"]').waitFor({ timeout: 15_000 });
     assert.deepEqual(errors, []);
   });
 
@@ -189,7 +191,7 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     for (const code of ['ZZZZZZ', 'NOPE00', 'x']) {
       const page = await player();
       await page.goto(`${server.url}/race/${code}`);
-      await page.locator('#missing').waitFor({ timeout: 5_000 });
+      await page.locator('#missing').waitFor({ timeout: 15_000 });
       const text = (await page.locator('main').textContent())!;
       assert.match(text, /No such race/, code);
       assert.match(text, new RegExp(`There is no race ${code}`), code);
@@ -200,7 +202,7 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
         await page.click('#find-another');
         await page.waitForURL(/\/race\/[A-Z0-9]{6}$/);
         // Joined: waiting, or already starting when matched into the room of the test above.
-        await page.locator('#phase:not([data-phase="joining"])').waitFor({ timeout: 5_000 });
+        await page.locator('#phase:not([data-phase="joining"])').waitFor({ timeout: 15_000 });
         assert.equal(await page.locator('#missing').count(), 0);
       }
       await page.context().close();
@@ -221,7 +223,7 @@ describe('the race in a real browser (chromium)', { timeout: 240_000 }, () => {
     const page = await player();
     await page.fill('#name', 'Robert"); DROP');
     await page.click('#find');
-    await page.locator('.lobby [role="alert"]').waitFor({ timeout: 5_000 });
+    await page.locator('.lobby [role="alert"]').waitFor({ timeout: 15_000 });
     assert.match(new URL(page.url()).pathname, /^\/$/);
   });
 });
