@@ -74,6 +74,9 @@ export type {
   Next,
   NotFoundHandler,
   RequestFor,
+  ResponseSchemas,
+  ResponseStatus,
+  RouteDocs,
   RouteOptions,
   RouteTypes,
 } from './http/types.ts';

@@ -36,7 +36,34 @@ export interface RouteOptions {
   dedup?: boolean;
   /** This route's own lifecycle hooks, run after the app's and its scopes' (docs/hooks.md): `{ preHandler: [auth] }`. */
   hooks?: RouteHooks;
+  /**
+   * What the route replies, by status: `{ 200: User, 404: NotFound }`; a status class
+   * (`'2XX'`) or `'default'` covers the rest. Documents the reply (OpenAPI, typed clients).
+   */
+  response?: ResponseSchemas;
+  /** One line on what the route does (OpenAPI `summary`). */
+  summary?: string;
+  /** What the route does, in Markdown (OpenAPI `description`). */
+  description?: string;
+  /** Groups the route with others in the documents (OpenAPI `tags`). */
+  tags?: readonly string[];
+  /** Marks the route as deprecated in the documents. */
+  deprecated?: boolean;
+  /** A stable, unique name for the operation (OpenAPI `operationId`); generated clients name methods after it. */
+  operationId?: string;
+  /** Security requirements, each naming schemes declared once in the document: `[{ apiKey: [] }]`. */
+  security?: readonly Readonly<Record<string, readonly string[]>>[];
+  /** Leaves the route out of generated documents. */
+  hide?: boolean;
 }
+
+/** A status code, a status class, or 'default'. */
+export type ResponseStatus = number | '1XX' | '2XX' | '3XX' | '4XX' | '5XX' | 'default';
+/** Reply schemas by status (RouteOptions.response). */
+export type ResponseSchemas = { readonly [S in ResponseStatus]?: Schema };
+
+/** The documentation fields of a route's options, as the route table gives them. */
+export type RouteDocs = Pick<RouteOptions, 'summary' | 'description' | 'tags' | 'deprecated' | 'operationId' | 'security' | 'hide'>;
 
 type Out<O, K extends keyof RouteOptions, D> = O extends { [P in K]: infer S } ? (S extends Schema ? Infer<S> : D) : D;
 

@@ -4,7 +4,7 @@
 // OpenAPI, tooling).
 import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from '../core/path.ts';
 import type { MiddlewareRecord, RouteRecord, Router } from './router.ts';
-import type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware } from '../http/types.ts';
+import type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, ResponseSchemas, RouteDocs, RouteOptions } from '../http/types.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Schema } from '../http/validation.ts';
@@ -143,6 +143,10 @@ export interface HttpRouteInfo {
   readonly dedup?: boolean;
   /** Number of middleware that run before validation (app and routers). */
   readonly middleware: number;
+  /** Reply schemas by status, as declared (`response`); empty when none. */
+  readonly response: ResponseSchemas;
+  /** The route's documentation fields (summary, description, tags, deprecated, operationId, security, hide). */
+  readonly docs: RouteDocs;
 }
 
 /** One WebSocket route as declared. */
@@ -183,5 +187,15 @@ export function describeHttpRoute(r: FlatRoute): HttpRouteInfo {
     ...(o.timeout !== undefined && { timeout: o.timeout }),
     ...(o.dedup !== undefined && { dedup: o.dedup }),
     middleware: r.middleware.length,
+    response: Object.freeze({ ...o.response }),
+    docs: Object.freeze(pickDocs(o)),
   });
+}
+
+const DOC_KEYS = ['summary', 'description', 'tags', 'deprecated', 'operationId', 'security', 'hide'] as const;
+
+function pickDocs(o: RouteOptions): RouteDocs {
+  const docs: Record<string, unknown> = {};
+  for (const key of DOC_KEYS) if (o[key] !== undefined) docs[key] = o[key];
+  return docs as RouteDocs;
 }

@@ -136,7 +136,16 @@ const ROUTE_KEYS = Object.keys({
   compress: true,
   dedup: true,
   hooks: true,
+  response: true,
+  summary: true,
+  description: true,
+  tags: true,
+  deprecated: true,
+  operationId: true,
+  security: true,
+  hide: true,
 } satisfies Record<keyof RouteOptions | 'hooks', true>);
+const RESPONSE_KEY = /^(?:[1-5]\d\d|[1-5]XX|default)$/;
 
 /** `path` is `METHOD /pattern`, the route as the messages name it. */
 function checkOptions(path: string, options: RouteOptions): void {
@@ -161,9 +170,49 @@ function checkOptions(path: string, options: RouteOptions): void {
     throw new TypeError(`Route ${path}: compress must be a boolean or compression options`);
   }
   if (typeof options.compress === 'object') resolveCompression(options.compress, null); // checked now, not at listen()
+  checkDocs(path, options);
   if (options.consumes !== undefined) {
     if (!Array.isArray(options.consumes) || options.consumes.length === 0 || !options.consumes.every((k) => BODY_KINDS.has(k))) {
       throw new TypeError(`Route ${path}: consumes must list some of json, urlencoded, multipart, text`);
     }
   }
+}
+
+/** The reply schemas and documentation fields: wrong types fail at declaration, not in a generator. */
+function checkDocs(path: string, options: RouteOptions): void {
+  const { response } = options;
+  if (response !== undefined) {
+    if (typeof response !== 'object' || response === null || Array.isArray(response))
+      throw new TypeError(`Route ${path}: response must map statuses to schemas, e.g. { 200: User }`);
+    for (const [status, schema] of Object.entries(response)) {
+      if (!RESPONSE_KEY.test(status))
+        throw new TypeError(`Route ${path}: response key "${status}" is not a status (100-599), a class like "2XX", or "default"`);
+      if (!isSchema(schema))
+        throw new TypeError(`Route ${path}: response[${status}] must be a Standard Schema validator (e.g. a Zod schema)`);
+    }
+  }
+  for (const key of ['summary', 'description', 'operationId'] as const) {
+    const v = options[key];
+    if (v !== undefined && (typeof v !== 'string' || v === '')) throw new TypeError(`Route ${path}: ${key} must be a non-empty string`);
+  }
+  for (const key of ['deprecated', 'hide'] as const) {
+    const v = options[key];
+    if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`Route ${path}: ${key} must be a boolean`);
+  }
+  const { tags, security } = options;
+  if (tags !== undefined && !(Array.isArray(tags) && tags.every((t) => typeof t === 'string' && t !== '')))
+    throw new TypeError(`Route ${path}: tags must be an array of non-empty strings`);
+  if (
+    security !== undefined &&
+    !(
+      Array.isArray(security) &&
+      security.every(
+        (req) =>
+          typeof req === 'object' &&
+          req !== null &&
+          Object.values(req).every((scopes) => Array.isArray(scopes) && scopes.every((x) => typeof x === 'string')),
+      )
+    )
+  )
+    throw new TypeError(`Route ${path}: security must be an array of { scheme: [scopes] } objects, e.g. [{ apiKey: [] }]`);
 }

@@ -84,3 +84,53 @@ test('after listen, static files and mounts are still listed by prefix, not as t
     await running.close();
   }
 });
+
+test('routes() carries reply schemas and documentation fields; wrong ones fail at declaration', () => {
+  const User = z.object({ id: z.number(), name: z.string() });
+  const Problem = z.object({ error: z.string() });
+  const app = new App();
+  app.get(
+    '/users/:id',
+    {
+      response: { 200: User, 404: Problem, '5XX': Problem, default: Problem },
+      summary: 'One user',
+      description: 'By **id**.',
+      tags: ['users'],
+      deprecated: true,
+      operationId: 'getUser',
+      security: [{ apiKey: [] }],
+    },
+    () => ({ id: 1, name: 'Ada' }),
+  );
+  app.get('/internal', { hide: true }, () => 'x');
+  const [user, internal] = app.routes() as HttpRouteInfo[];
+  assert.equal(user!.response[200], User, 'the schema object itself');
+  assert.deepEqual(Object.keys(user!.response), ['200', '404', '5XX', 'default']);
+  assert.deepEqual(user!.docs, {
+    summary: 'One user',
+    description: 'By **id**.',
+    tags: ['users'],
+    deprecated: true,
+    operationId: 'getUser',
+    security: [{ apiKey: [] }],
+  });
+  assert.ok(Object.isFrozen(user!.response) && Object.isFrozen(user!.docs));
+  assert.deepEqual(internal!.docs, { hide: true });
+  assert.deepEqual(internal!.response, {});
+
+  const bad: [object, RegExp][] = [
+    [{ response: { 700: User } }, /response key "700" is not a status/],
+    [{ response: { ok: User } }, /response key "ok"/],
+    [{ response: { 200: { type: 'object' } } }, /response\[200\] must be a Standard Schema/],
+    [{ response: [User] }, /response must map statuses to schemas/],
+    [{ summary: '' }, /summary must be a non-empty string/],
+    [{ operationId: 3 }, /operationId must be a non-empty string/],
+    [{ tags: 'users' }, /tags must be an array of non-empty strings/],
+    [{ deprecated: 'yes' }, /deprecated must be a boolean/],
+    [{ hide: 1 }, /hide must be a boolean/],
+    [{ security: [{ apiKey: 'read' }] }, /security must be an array of \{ scheme: \[scopes\] \} objects/],
+    [{ summmary: 'x' }, /summmary.*summary/],
+  ];
+  for (const [options, message] of bad)
+    assert.throws(() => new App().get('/x', options as never, () => null), message, JSON.stringify(options));
+});
