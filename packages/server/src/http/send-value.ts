@@ -38,8 +38,17 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Failure
   web.headers.forEach(appendWebHeader, res);
   const body = web.body;
   if (body === null) res.end();
-  else if (res._dedupKey !== null) bufferThenSend(body, res).catch((err) => route.fail(err, req, res));
+  else if (res._dedupKey !== null) bufferThenSend(body, res, shutdownOf(web.headers)).catch((err) => route.fail(err, req, res));
   else sendWebBody(body, req, res, web.headers).catch((err) => route.fail(err, req, res));
+}
+
+/**
+ * A web Response body is a document that ends (a page streaming its `load` promises, a
+ * download): a graceful shutdown lets it finish, as Node's server.close() does. An event
+ * stream never ends: shutdown ends it cleanly, and its clients reconnect elsewhere.
+ */
+function shutdownOf(headers: Headers): 'end' | 'finish' {
+  return headers.get('content-type')?.startsWith('text/event-stream') === true ? 'end' : 'finish';
 }
 
 function appendWebHeader(this: Response, value: string, name: string): void {
@@ -89,7 +98,7 @@ async function sendWebBody(body: ReadableStream<Uint8Array>, req: Request<any>, 
         reader.cancel().catch(() => {});
       }
     })(),
-    length === undefined ? {} : { length },
+    { length, shutdown: shutdownOf(headers) },
   );
 }
 
@@ -107,7 +116,7 @@ const NOW = Promise.resolve(STALLED);
  * A deduplicated leader reads up to 512 KiB of a streamed body so it can be shared; past
  * that, or when the body is still open after LIVE_STREAM_MS, it streams (not shared).
  */
-async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): Promise<void> {
+async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response, shutdown: 'end' | 'finish'): Promise<void> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -149,5 +158,6 @@ async function bufferThenSend(body: ReadableStream<Uint8Array>, res: Response): 
         reader.cancel().catch(() => {});
       }
     })(),
+    { shutdown },
   );
 }

@@ -84,6 +84,7 @@ export class ResponseCore {
   /** @internal */ _tls: boolean;
   /** @internal */ _reader: BodyReader | null = null;
   /** @internal */ _deadline = 0;
+  /** res.stream(…, { shutdown: 'finish' }): a finite body that shutdown lets finish. @internal */ _finishOnShutdown = false;
   /** What the chain returned, while the timeout clock runs (see _startDeadline). @internal */ _chain: Promise<void> | undefined =
     undefined;
   /** @internal */ _drain: (() => void) | null = null;
@@ -377,10 +378,11 @@ export class ResponseCore {
    * The server is shutting down: a streamed response (SSE, res.stream()) would never end by
    * itself, so `req.signal` aborts (reason: 'Server shutting down') and the stream is ended
    * cleanly (the chunked body terminated: clients see a complete response and reconnect
-   * elsewhere). Other responses are left to finish. @internal
+   * elsewhere). Other responses, and streams started with `{ shutdown: 'finish' }` (finite
+   * bodies: a web Response's), are left to finish within the shutdown timeout. @internal
    */
   _shutDown(): void {
-    if (this._state !== STREAMING) return;
+    if (this._state !== STREAMING || this._finishOnShutdown) return;
     this._deadline = SHUT_DOWN;
     this._req._abortSignal(new Error('Server shutting down'));
     if (this._state === STREAMING) this._corked(OP_END_STREAM, undefined);

@@ -262,8 +262,11 @@ export class Response extends ResponseCore {
    * when uWS reports a full socket buffer we wait for onWritable before reading more.
    * With `length` (the exact byte count) the body goes out with Content-Length through
    * uWS tryEnd instead of chunked encoding, and HEAD answers report it.
+   * `shutdown`: what a graceful shutdown does to the stream — `'end'` (default: end it
+   * cleanly and abort `req.signal`, for endless streams) or `'finish'` (a finite body, such
+   * as a streamed page: let it finish within the shutdown timeout).
    */
-  async stream(source: StreamSource, options: { length?: number } = {}): Promise<void> {
+  async stream(source: StreamSource, options: { length?: number; shutdown?: 'end' | 'finish' } = {}): Promise<void> {
     if (this._state !== OPEN) {
       cancelSource(source);
       this._late('res.stream()');
@@ -272,6 +275,10 @@ export class Response extends ResponseCore {
     const length = options.length;
     if (length !== undefined && !(Number.isSafeInteger(length) && length >= 0))
       throw new TypeError('stream length must be a non-negative integer');
+    const shutdown = options.shutdown;
+    if (shutdown !== undefined && shutdown !== 'end' && shutdown !== 'finish')
+      throw new TypeError(`stream shutdown must be 'end' or 'finish', got ${String(shutdown)}`);
+    this._finishOnShutdown = shutdown === 'finish';
     const c = this._hooks.compression;
     let encoding = c !== null ? this._negotiate(c, undefined) : null;
     if (encoding !== null && !streamCompressionAvailable(c!)) encoding = null; // over maxStreams: identity
