@@ -412,5 +412,68 @@ export function environmentSuite(kit: KitVersion): void {
       assert.equal(await server.exited, 0);
       assert.match(server.output(), /sveltekit:shutdown SIGTERM/);
     });
+
+    it('SIGTERM during a streamed page, a form upload and with an open WebSocket: all finish, the socket gets 1001, exit 0', async () => {
+      const server = await startServer(dir, { SHUTDOWN_TIMEOUT: '5' });
+      const ws = new WebSocket(server.url.replace('http', 'ws') + '/ws');
+      await new Promise((resolve, reject) => {
+        ws.onopen = resolve;
+        ws.onerror = reject;
+      });
+      const closed = new Promise<number>((resolve) => (ws.onclose = (e) => resolve(e.code)));
+      // The upload: the head and half the file now, the rest after SIGTERM.
+      const boundary = 'tachyonboundary';
+      const file = 'x'.repeat(64 * 1024);
+      const head = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.txt"\r\ncontent-type: text/plain\r\n\r\n`;
+      const tail = `\r\n--${boundary}--\r\n`;
+      const body = Buffer.from(head + file + tail);
+      const u = new URL(server.url);
+      let sendRest!: () => void;
+      const upload = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: u.hostname,
+            port: u.port,
+            method: 'POST',
+            path: '/upload',
+            agent: false,
+            headers: {
+              'content-type': `multipart/form-data; boundary=${boundary}`,
+              'content-length': String(body.length),
+              origin: server.url,
+              accept: 'application/json',
+              'x-sveltekit-action': 'true',
+            },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode!, text }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.write(body.subarray(0, head.length + file.length / 2));
+        sendRest = () => req.end(body.subarray(head.length + file.length / 2));
+      });
+      const page = raw(server.url, { path: '/stream?ms=900' });
+      await new Promise((r) => setTimeout(r, 250));
+      const signalled = Date.now();
+      server.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 100));
+      sendRest();
+      const streamed = await page;
+      assert.equal(streamed.status, 200);
+      assert.match(streamed.body.toString(), /fast value/);
+      assert.match(streamed.body.toString(), /slow value/, 'the streamed value arrived');
+      const uploaded = await upload;
+      assert.equal(uploaded.status, 200, uploaded.text);
+      assert.match(uploaded.text, /"success"/);
+      assert.match(uploaded.text, new RegExp(String(file.length)));
+      assert.equal(await closed, 1001);
+      assert.equal(await server.exited, 0);
+      assert.ok(Date.now() - signalled < 4000, 'exited well before SHUTDOWN_TIMEOUT');
+      assert.match(server.output(), /sveltekit:shutdown SIGTERM/);
+    });
   });
 }
