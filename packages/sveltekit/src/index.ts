@@ -2,9 +2,11 @@
 // writes build/index.js (`node build` starts a Tachyon server) and build/handler.js (the
 // app as pieces to install in your own Tachyon app). See docs/sveltekit.md.
 import { existsSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { resolveAdapterOptions, type AdapterOptions } from './adapter/options.ts';
 import { HOOKS_ENTRY, resolveHooksFile, tachyon, type VitePlugin } from './adapter/vite-plugin.ts';
 import { devPlatform } from './adapter/dev.ts';
+import { compileHooks } from './adapter/compile-hooks.ts';
 import type { BuildConfig } from './runtime/kit.ts';
 import type { Platform } from './runtime/platform.ts';
 
@@ -17,6 +19,11 @@ export { tachyon } from './adapter/vite-plugin.ts';
 interface KitConfig {
   appDir: string;
   paths: { base: string; origin?: string };
+  /** Read when the adapter compiles src/hooks.ws itself (compile-hooks.ts). */
+  alias?: Record<string, string>;
+  files?: { lib?: string };
+  env?: { publicPrefix?: string; privatePrefix?: string };
+  version?: { name?: string };
 }
 
 interface Builder {
@@ -126,12 +133,25 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
 
       builder.log.minor('Writing server');
       builder.writeServer(`${out}/server`);
-      const hooksBuilt = existsSync(`${out}/server/${HOOKS_ENTRY}.js`);
-      if (o.websocket && !hooksBuilt && resolveHooksFile(process.cwd(), o.websocket.hooks) !== undefined) {
-        throw new Error(
-          `@tachyon/sveltekit: ${o.websocket.hooks} exists but was not compiled. With SvelteKit 2, add the plugin to vite.config.js: ` +
-            `import { tachyon } from '@tachyon/sveltekit'; plugins: [sveltekit(), tachyon(/* same websocket options */)]`,
+      let hooksBuilt = existsSync(`${out}/server/${HOOKS_ENTRY}.js`);
+      const hooksFile = o.websocket && !hooksBuilt ? resolveHooksFile(process.cwd(), o.websocket.hooks) : undefined;
+      if (hooksFile !== undefined) {
+        // No tachyon() in vite.config.js (SvelteKit 2 with the adapter line alone): compile it here.
+        builder.log.minor(
+          `Compiling ${relative(process.cwd(), hooksFile)} (no tachyon() Vite plugin: modules it shares with the app are bundled again)`,
         );
+        await compileHooks({
+          root: process.cwd(),
+          file: hooksFile,
+          outDir: `${out}/server`,
+          name: HOOKS_ENTRY,
+          lib: kit.files?.lib ?? 'src/lib',
+          alias: kit.alias ?? {},
+          publicPrefix: kit.env?.publicPrefix ?? 'PUBLIC_',
+          privatePrefix: kit.env?.privatePrefix ?? '',
+          version: kit.version?.name ?? '',
+        });
+        hooksBuilt = true;
       }
 
       const config: BuildConfig = {

@@ -33,6 +33,18 @@ function run(cmd: string, args: string[], cwd: string, what: string): void {
   if (r.status !== 0) throw new Error(`${what} failed in ${cwd} (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
 }
 
+/** Installs the fixture's SvelteKit, Vite and Svelte (once, and when its lockfile changed); returns its directory. */
+export function installFixture(kit: KitVersion): string {
+  const dir = join(FIXTURE, kit);
+  const lock = join(dir, 'package-lock.json');
+  const installed = join(dir, 'node_modules', '.package-lock.json');
+  if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    run(npm, ['ci', '--no-audit', '--no-fund', '--legacy-peer-deps'], dir, `npm ci (${kit} fixture)`);
+  }
+  return dir;
+}
+
 /** Installs (once) and builds (when inputs changed) the fixture for `kit`; returns its directory. */
 export function buildFixture(kit: KitVersion): string {
   const dir = join(FIXTURE, kit);
@@ -41,12 +53,7 @@ export function buildFixture(kit: KitVersion): string {
   cpSync(join(FIXTURE, 'src'), join(dir, 'src'), { recursive: true });
   cpSync(join(FIXTURE, 'static'), join(dir, 'static'), { recursive: true });
 
-  const lock = join(dir, 'package-lock.json');
-  const installed = join(dir, 'node_modules', '.package-lock.json');
-  if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    run(npm, ['ci', '--no-audit', '--no-fund', '--legacy-peer-deps'], dir, `npm ci (${kit} fixture)`);
-  }
+  installFixture(kit);
 
   const hash = createHash('sha256');
   for (const f of ['package-lock.json', 'vite.config.js', 'svelte.config.js'])
