@@ -11,7 +11,7 @@ import type { BuildConfig } from './runtime/kit.ts';
 import type { Platform } from './runtime/platform.ts';
 
 export type { AdapterOptions, WebSocketOptions } from './adapter/options.ts';
-export type { Platform } from './runtime/platform.ts';
+export type { Platform, Pressure } from './runtime/platform.ts';
 export type { WsHooksModule } from './runtime/websocket.ts';
 export { tachyon } from './adapter/vite-plugin.ts';
 

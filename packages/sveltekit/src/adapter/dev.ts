@@ -81,7 +81,7 @@ export async function startDevRealtime(server: DevServerLike, ws: { path: string
 
   const boot = async (): Promise<Running> => {
     const app = new App();
-    if (file !== undefined) app.ws(ws.path, runtime.behaviorFromHooks(await server.ssrLoadModule(file), ws.hooks));
+    if (file !== undefined) runtime.installWebSocket(app, ws.path, await server.ssrLoadModule(file), ws.hooks);
     const listening = await app.listen(0, '127.0.0.1');
     return { app, port: listening.port, close: () => listening.close({ timeout: 1000 }) };
   };

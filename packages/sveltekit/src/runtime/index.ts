@@ -3,5 +3,5 @@
 export { createKit, type Built, type BuildConfig, type Kit, type KitServer } from './kit.ts';
 export { serve, type Started } from './serve.ts';
 export { readEnv, parseBytes, type ServerEnv } from './env.ts';
-export { behaviorFromHooks, type WsHooksModule } from './websocket.ts';
-export { platformFor, type Platform } from './platform.ts';
+export { behaviorFromHooks, installWebSocket, type WsHooksModule } from './websocket.ts';
+export { platformFor, type Platform, type Pressure } from './platform.ts';

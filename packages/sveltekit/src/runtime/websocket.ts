@@ -1,13 +1,17 @@
 // src/hooks.ws.ts → a Tachyon WebSocket route. The file's named exports are the route's
 // hooks (upgrade, open, subscribe, events, message, drain, close); `export const options`
-// carries the route's limits (maxPayloadLength, idleTimeout, allowedOrigins, …).
-import type { App, WsBehavior } from '@tachyon/server';
+// carries the route's limits (maxPayloadLength, idleTimeout, allowedOrigins, …);
+// `export const topics` declares topic options (`{ 'room:*': { presence: true } }`: app.topic).
+import type { App, TopicOptions, WsBehavior } from '@tachyon/server';
+import { registryOf, tracked } from './sockets.ts';
 
 const HOOKS = ['upgrade', 'open', 'subscribe', 'events', 'message', 'drain', 'close'] as const;
 
 /** The module `src/hooks.ws.ts` compiles to. */
 export type WsHooksModule = Partial<Pick<WsBehavior<any, any>, (typeof HOOKS)[number]>> & {
   options?: Omit<WsBehavior<any, any>, (typeof HOOKS)[number]>;
+  /** Topic options by pattern (history, presence): `app.topic(pattern, options)` for each. */
+  topics?: Record<string, TopicOptions>;
   [other: string]: unknown;
 };
 
@@ -32,5 +36,12 @@ export function behaviorFromHooks(mod: WsHooksModule, file = 'src/hooks.ws'): Ws
 
 export function installWebSocket(app: App, path: string, mod: WsHooksModule | null | undefined, file?: string): void {
   if (!mod) return;
-  app.ws(path, behaviorFromHooks(mod, file));
+  const behavior = behaviorFromHooks(mod, file);
+  if (mod.topics !== undefined) {
+    if (typeof mod.topics !== 'object' || mod.topics === null || Array.isArray(mod.topics))
+      throw new TypeError(`${file ?? 'src/hooks.ws'}: "topics" must be an object of topic options by pattern`);
+    for (const [pattern, options] of Object.entries(mod.topics)) app.topic(pattern, options);
+  }
+  // event.platform.send / sendTo / pressure reach this route's sockets.
+  app.ws(path, tracked(behavior, registryOf(app)));
 }

@@ -240,7 +240,7 @@ export function fixtureSuite(kit: KitVersion): void {
         assert.deepEqual(await hello, { user: 'anonymous' });
         assert.deepEqual(await live.request('echo', { n: 1 }), { echoed: { n: 1 }, user: 'anonymous' });
         // $lib and $env resolved in hooks.ws (Kit 2's fixture: compiled by the adapter, no Vite plugin).
-        assert.deepEqual(await live.request('where'), { lib: 'fixture lib', path: 'string' });
+        assert.deepEqual(await live.request('where'), { lib: 'fixture lib', env: 'object' });
       } finally {
         live.close();
       }
@@ -254,6 +254,44 @@ export function fixtureSuite(kit: KitVersion): void {
         },
       });
       assert.equal(refused.status, 401);
+    });
+
+    it('event.platform: send to a user, sendTo a filter, request a client, pressure, presence', async () => {
+      const ws = server.url.replace('http', 'ws') + '/ws';
+      const a1 = connect(ws + '?id=u1', { maxRetries: 0 });
+      const a2 = connect(ws + '?id=u1', { maxRetries: 0 }); // the same user in a second tab
+      const b = connect(ws + '?id=v2', { maxRetries: 0 });
+      const api = async (query: string) => (await fetch(`${server.url}/api/platform?${query}`)).json();
+      try {
+        const dms: unknown[] = [];
+        const notes: unknown[] = [];
+        for (const c of [a1, a2, b]) {
+          c.onEvent('dm', (data) => dms.push(data));
+          c.onEvent('note', (data) => notes.push(data));
+        }
+        for (const c of [a1, a2]) c.handle('ask', (data) => ({ answer: 'yes', got: data }));
+        a1.subscribe('room:lobby', () => {});
+        await Promise.all([a1.ready, a2.ready, b.ready]);
+        await a1.ping(); // subscribed
+
+        assert.deepEqual(await api('op=send&id=u1'), { n: 2, connections: 3 });
+        assert.deepEqual(await api('op=send&id=nobody'), { n: 0, connections: 3 });
+        assert.deepEqual(await api('op=sendTo&id=v'), { n: 1 });
+        for (let i = 0; i < 50 && (dms.length < 2 || notes.length < 1); i++) await new Promise((r) => setTimeout(r, 20));
+        assert.deepEqual(dms, [{ to: 'u1' }, { to: 'u1' }]);
+        assert.deepEqual(notes, [{ prefix: 'v' }]);
+
+        assert.deepEqual(await api('op=request&id=u1'), { reply: { answer: 'yes', got: { q: 'ready?' } } });
+        const pressure = await api('op=pressure');
+        assert.equal(pressure.connections, 3);
+        assert.equal(pressure.backpressured, 0);
+        assert.equal(pressure.draining, false);
+        assert.ok(pressure.inflight >= 1, 'this request is in flight');
+        assert.deepEqual(await api('op=presence'), [{ id: 'u1' }]);
+        assert.match((await api('op=bad&id=u1')).error, /TypeError: Invalid event name/);
+      } finally {
+        for (const c of [a1, a2, b]) c.close();
+      }
     });
 
     it('delivers platform.publish from a form action and an endpoint to WebSocket subscribers', async () => {
