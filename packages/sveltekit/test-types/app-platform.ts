@@ -12,9 +12,6 @@ declare global {
   }
 }
 
-// @ts-expect-error: the form the docs used to recommend is not valid TypeScript
-interface Broken extends import('../dist/index.js').Platform {}
-
 declare const platform: App.Platform;
 declare const ws: Socket<{ id: string; role: string }>;
 
