@@ -24,7 +24,17 @@ async function devServer(kit: KitVersion) {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [join(dir, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
+    [
+      join(dir, 'node_modules/vite/bin/vite.js'),
+      'dev',
+      // Kit 2's vite.config.js has the adapter line alone; dev needs the plugin (vite.dev.config.js).
+      ...(kit === 'kit2' ? ['--config', 'vite.dev.config.js'] : []),
+      '--port',
+      String(port),
+      '--strictPort',
+      '--host',
+      '127.0.0.1',
+    ],
     {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
