@@ -44,7 +44,10 @@ describe('event.platform', () => {
       live.close();
       for (let i = 0; i < 100 && p.connections > 0; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(p.send(7, 'dm', 'gone'), 0, 'a closed socket leaves the registry');
-      assert.equal(p.sendTo(() => true, 'dm'), 0);
+      assert.equal(
+        p.sendTo(() => true, 'dm'),
+        0,
+      );
     } finally {
       live.close();
       await server.close({ timeout: 1000 });
