@@ -77,3 +77,12 @@ for (const r of table) {
     expectType<Equal<typeof r.prefix, string>>(true);
   }
 }
+
+// res.stream(): what a graceful shutdown does to it.
+declare const chunks: AsyncIterable<string>;
+app.get('/download', async (_req, res) => {
+  await res.stream(chunks, { shutdown: 'finish' });
+  await res.stream(chunks, { length: 1, shutdown: 'end' });
+  // @ts-expect-error: 'end' or 'finish'
+  await res.stream(chunks, { shutdown: 'wait' });
+});

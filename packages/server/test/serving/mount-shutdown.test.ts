@@ -88,7 +88,7 @@ describe('shutdown with streamed web Response bodies', () => {
     });
     app.get('/bad', async (_req, res) => {
       try {
-        await res.stream(['x'], { shutdown: 'later' as 'end' });
+        await res.stream((async function* () {})(), { shutdown: 'later' as 'end' });
       } catch (err) {
         refused = err;
         res.status(500).send('refused');
