@@ -1,0 +1,27 @@
+// What a route with `response` schemas may answer, at the type level: a handler's returned
+// value must be one of the declared replies. Types only; the run-time check (opt-in) is
+// reply-check.ts.
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { ResponseSchemas } from './types.ts';
+
+/**
+ * What a reply schema accepts: its *input* type. The value is checked against the schema as it
+ * is, and sent as it is (a `.default()` or `.transform()` in a reply schema does not run).
+ */
+export type ReplyOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferInput<S> : unknown;
+
+/** Any of a route's declared replies (a handler may set the status first: `res.status(404); return …`). */
+export type DeclaredReply<Rs> = { [K in keyof Rs]: ReplyOf<Rs[K]> }[keyof Rs];
+
+/**
+ * What a handler of a route with `response` may return: a declared reply, nothing (it answered
+ * with `res`), or a web Response (sent as it is, unchecked). A promise of one of these too.
+ */
+export type ReplyResult<Rs> = DeclaredReply<Rs> | void | globalThis.Response;
+
+/** The handler of a route with `response` schemas (req and res as any handler's). */
+export type ReplyHandler<R, Res, Next, Rs extends ResponseSchemas> = (
+  req: R,
+  res: Res,
+  next: Next,
+) => ReplyResult<Rs> | PromiseLike<ReplyResult<Rs>>;
