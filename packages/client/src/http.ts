@@ -56,17 +56,20 @@ type ParamsPart<P extends string, O> = [ParamNames<P>] extends [never]
     ? { params: { [K in ParamNames<P>]: ParamValue } }
     : { params: InputOf<Field<O, 'params'>> };
 
-type QueryPart<O> = Field<O, 'query'> extends undefined
-  ? { query?: Record<string, QueryValue> }
-  : Part<'query', InputOf<Field<O, 'query'>>, HasRequired<InputOf<Field<O, 'query'>>>>;
+type QueryPart<O> =
+  Field<O, 'query'> extends undefined
+    ? { query?: Record<string, QueryValue> }
+    : Part<'query', InputOf<Field<O, 'query'>>, HasRequired<InputOf<Field<O, 'query'>>>>;
 
-type BodyPart<O> = Field<O, 'body'> extends undefined
-  ? { body?: unknown }
-  : Part<'body', InputOf<Field<O, 'body'>>, undefined extends InputOf<Field<O, 'body'>> ? false : true>;
+type BodyPart<O> =
+  Field<O, 'body'> extends undefined
+    ? { body?: unknown }
+    : Part<'body', InputOf<Field<O, 'body'>>, undefined extends InputOf<Field<O, 'body'>> ? false : true>;
 
-type HeadersPart<O> = Field<O, 'headers'> extends undefined
-  ? { headers?: Record<string, string> }
-  : Part<'headers', InputOf<Field<O, 'headers'>> & Record<string, string>, HasRequired<InputOf<Field<O, 'headers'>>>>;
+type HeadersPart<O> =
+  Field<O, 'headers'> extends undefined
+    ? { headers?: Record<string, string> }
+    : Part<'headers', InputOf<Field<O, 'headers'>> & Record<string, string>, HasRequired<InputOf<Field<O, 'headers'>>>>;
 
 /** What one call takes: params (required when the path has some), query, body, headers, and fetch's signal. */
 export type CallInit<P extends string, O> = ParamsPart<P, O> &

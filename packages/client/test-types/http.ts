@@ -15,7 +15,11 @@ type User = z.infer<typeof User>;
 const users = new Router()
   .get(
     '/:id',
-    { params: z.object({ id: z.coerce.number() }), query: z.object({ fields: z.string().optional() }), response: { 200: User, 404: NotFound } },
+    {
+      params: z.object({ id: z.coerce.number() }),
+      query: z.object({ fields: z.string().optional() }),
+      response: { 200: User, 404: NotFound },
+    },
     (req) => ({ id: req.params.id, name: 'ada' }),
   )
   .post('/', { body: z.object({ name: z.string() }), response: { 201: User, '4XX': NotFound } }, (req, res) => {

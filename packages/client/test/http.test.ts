@@ -13,7 +13,11 @@ function makeApp() {
   const users = new Router()
     .get(
       '/:id',
-      { params: z.object({ id: z.coerce.number() }), query: z.object({ fields: z.string().optional() }), response: { 200: User, 404: NotFound } },
+      {
+        params: z.object({ id: z.coerce.number() }),
+        query: z.object({ fields: z.string().optional() }),
+        response: { 200: User, 404: NotFound },
+      },
       (req, res) => {
         if (req.params.id === 0) {
           res.status(404);
@@ -68,7 +72,8 @@ describe('client<typeof app>() over HTTP', () => {
 
   test('an undeclared error (a 400 from validation) resolves too, with what the server sent', async () => {
     const r = await api.get('/users/:id', { params: { id: 'x' as unknown as number } });
-    assert.equal(r.status, 400);
+    // Not a declared status: the type says 200 | 404, the server may still answer others.
+    assert.equal(r.status as number, 400);
     assert.equal(r.ok, false);
     assert.equal((r.data as { issues: unknown[] }).issues.length > 0, true);
   });

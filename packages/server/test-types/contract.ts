@@ -46,7 +46,10 @@ const both = new Router().get('/x', () => 1).delete('/x', () => 2);
 expectType<Equal<keyof RoutesOf<typeof both>['/x'], 'get' | 'delete'>>(true);
 
 // A prefix of '/' or a route at '/' joins like the server does.
-const root = new App().attach('/', users).attach('/v1/', new Router().get('/', () => 1));
+const root = new App().attach('/', users).attach(
+  '/v1/',
+  new Router().get('/', () => 1),
+);
 expectType<Equal<keyof RoutesOf<typeof root>, '/:id' | '/' | '/v1'>>(true);
 
 // An untyped router (declared in statements) carries no routes; nothing breaks.

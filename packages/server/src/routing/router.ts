@@ -37,8 +37,11 @@ export interface RouteMethod<Self, M extends string = string> {
     handler: Handler<RequestFor<Path, {}>>,
     ...more: Handler<RequestFor<Path, {}>>[]
   ): Self & WithRoute<Path, M, {}>;
-  <Path extends string, const O extends RouteOptions>(path: Path, options: O, ...handlers: RouteHandlers<Path, O>): Self &
-    WithRoute<Path, M, O>;
+  <Path extends string, const O extends RouteOptions>(
+    path: Path,
+    options: O,
+    ...handlers: RouteHandlers<Path, O>
+  ): Self & WithRoute<Path, M, O>;
 }
 
 /**
