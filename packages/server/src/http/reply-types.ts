@@ -17,6 +17,7 @@ export type DeclaredReply<Rs> = { [K in keyof Rs]: ReplyOf<Rs[K]> }[keyof Rs];
  * What a handler of a route with `response` may return: a declared reply, nothing (it answered
  * with `res`), or a web Response (sent as it is, unchecked). A promise of one of these too.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that answered with res returns void (`(req, res) => res.json(x)`), which undefined does not accept
 export type ReplyResult<Rs> = DeclaredReply<Rs> | void | globalThis.Response;
 
 /** The handler of a route with `response` schemas (req and res as any handler's). */
