@@ -75,7 +75,7 @@ describe('client<typeof app>() over HTTP', () => {
     // Not a declared status: the type says 200 | 404, the server may still answer others.
     assert.equal(r.status as number, 400);
     assert.equal(r.ok, false);
-    assert.equal((r.data as { issues: unknown[] }).issues.length > 0, true);
+    assert.equal((r.data as unknown as { issues: unknown[] }).issues.length > 0, true);
   });
 
   test('params are encoded into the path; query arrays repeat; client headers are sent', async () => {
