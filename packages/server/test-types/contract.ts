@@ -98,3 +98,13 @@ new App().get('/m', { response: { 200: User } }, auth, () => ({ id: '1' }));
 
 // Without `response`, handlers return anything (as before).
 new App().get('/free', {}, () => Symbol('anything'));
+
+// this-returning members (use, error, addHook) keep the routes so far; chaining goes on.
+const mw: Middleware = (req, res, next) => next();
+const chained = new App()
+  .get('/a', () => 1)
+  .use(mw)
+  .error(() => undefined)
+  .addHook('onRequest', () => {})
+  .post('/b', () => 2);
+expectType<Equal<keyof RoutesOf<typeof chained>, '/a' | '/b'>>(true);
