@@ -65,9 +65,12 @@ for (let i = 0; i < ROUTES; i++) {
     calls.push(
       `{ const x = await api.get('/r${r}/things${i}/:id', { params: { id: ${i} }, query: { q: 'a' } }); if (x.ok) x.data.name.toUpperCase(); }`,
     );
-  else if (kind === 1) calls.push(`{ const x = await api.post('/r${r}/things${i}', { body: { name: 'a', n: 1 } }); if (x.ok) x.data.id.toFixed(); }`);
+  else if (kind === 1)
+    calls.push(`{ const x = await api.post('/r${r}/things${i}', { body: { name: 'a', n: 1 } }); if (x.ok) x.data.id.toFixed(); }`);
   else if (kind === 2)
-    calls.push(`{ const x = await api.put('/r${r}/things${i}/:id/:part', { params: { id: 1, part: 'p' }, body: { tags: ['t'] } }); if (x.ok) x.data.length; }`);
+    calls.push(
+      `{ const x = await api.put('/r${r}/things${i}/:id/:part', { params: { id: 1, part: 'p' }, body: { tags: ['t'] } }); if (x.ok) x.data.length; }`,
+    );
   else calls.push(`await api.delete('/r${r}/things${i}/:id', { params: { id: 1 } });`);
 }
 writeFileSync(
