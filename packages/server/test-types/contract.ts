@@ -89,6 +89,29 @@ new App().get('/u', { response: { 200: User, 404: NotFound } }, () => 'text');
 new App().get('/t', { response: { 200: z.string() } }, () => 'text');
 new App().get('/l', { response: { 200: z.array(User), '4XX': NotFound, default: NotFound } }, () => [{ id: 1, name: 'a' }]);
 
+// res.json takes a declared reply; after res.status(code), that status's reply.
+new App().get('/r', { response: { 200: User, 404: NotFound, '5XX': NotFound } }, (req, res) => {
+  res.json({ id: 1, name: 'a' });
+  res.json({ error: 'either declared reply, when the status is not in the expression' });
+  res.status(404).json({ error: 'x' });
+  res.status(200).header('x', 'y').json({ id: 1, name: 'a' });
+  res.status(503).json({ error: 'by class' });
+  res.status(302).json({ anything: 'a status no schema covers is not checked' });
+  const code: number = 200;
+  res.status(code).json('a status known only at run time is not checked');
+  // @ts-expect-error: a 404 body is a NotFound
+  res.status(404).json({ id: 1, name: 'a' });
+  // @ts-expect-error: a 200 body is a User
+  res.status(200).json({ error: 'x' });
+  // @ts-expect-error: by class: a 5XX body is a NotFound
+  res.status(500).json({ id: 1 });
+  // @ts-expect-error: not a declared reply at all
+  res.json({ nope: true });
+});
+// The typed res is still a Response (helpers taking one accept it).
+const helper = (res: import('@tachyon/server').Response) => res.status(204).end();
+new App().get('/h', { response: { 200: User } }, (req, res) => helper(res));
+
 // Route middleware before the handler stays free (any return).
 const auth: Middleware = (req, res, next) => next();
 new App().get('/m', { response: { 200: User } }, auth, (req) => ({ id: Number(req.params && 1), name: 'a' }));

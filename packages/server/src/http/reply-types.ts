@@ -2,6 +2,7 @@
 // value must be one of the declared replies. Types only; the run-time check (opt-in) is
 // reply-check.ts.
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { Response } from './io/response.ts';
 import type { ResponseSchemas } from './types.ts';
 
 /**
@@ -19,6 +20,33 @@ export type DeclaredReply<Rs> = { [K in keyof Rs]: ReplyOf<Rs[K]> }[keyof Rs];
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: a handler that answered with res returns void (`(req, res) => res.json(x)`), which undefined does not accept
 export type ReplyResult<Rs> = DeclaredReply<Rs> | void | globalThis.Response;
+
+/**
+ * The reply schema's value for status `S`: the exact code, else its class (`'4XX'`), else
+ * `default`; unknown (unchecked) for a status none covers or one known only at run time.
+ */
+export type ReplyAt<Rs, S extends number> = number extends S
+  ? unknown
+  : S extends keyof Rs
+    ? ReplyOf<Rs[S]>
+    : `${S}` extends `${infer D extends 1 | 2 | 3 | 4 | 5}${string}`
+      ? `${D}XX` extends keyof Rs
+        ? ReplyOf<Rs[`${D}XX`]>
+        : 'default' extends keyof Rs
+          ? ReplyOf<Rs['default']>
+          : unknown
+      : unknown;
+
+/**
+ * The response of a route with `response` schemas, as its handler sees it: `res.json(value)`
+ * takes a declared reply, and after `res.status(code)` in the same expression the reply of
+ * that status (`res.status(404).json({ error })`). A Response in every other respect.
+ */
+export interface TypedResponse<Rs, S extends number | undefined = undefined> extends Response {
+  status<const C extends number>(code: C): TypedResponse<Rs, C>;
+  status(code: number): this;
+  json(value: S extends number ? ReplyAt<Rs, S> : DeclaredReply<Rs>): void;
+}
 
 /** The handler of a route with `response` schemas (req and res as any handler's). */
 export type ReplyHandler<R, Res, Next, Rs extends ResponseSchemas> = (

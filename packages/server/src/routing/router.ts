@@ -2,8 +2,7 @@
 // flattens every router into full paths and hands them to the uWS native router.
 import { normalizePrefix, parsePattern } from '../core/path.ts';
 import type { ErrorHandler, Handler, HttpMethod, Middleware, Next, RequestFor, ResponseSchemas, RouteOptions } from '../http/types.ts';
-import type { Response } from '../http/io/response.ts';
-import type { ReplyHandler } from '../http/reply-types.ts';
+import type { ReplyHandler, TypedResponse } from '../http/reply-types.ts';
 import type { RoutesOf, WithPrefixed, WithRoute } from './contract.ts';
 import { isSchema } from '../http/validation.ts';
 import { routeHookLists, type HookLists } from '../http/hooks.ts';
@@ -49,7 +48,9 @@ export interface RouteMethod<Self, M extends string = string> {
  * declared reply; route middleware before it stays free.
  */
 export type RouteHandlers<Path extends string, O> = O extends { readonly response: infer Rs extends ResponseSchemas }
-  ? [...Handler<RequestFor<Path, O>>[], ReplyHandler<RequestFor<Path, O>, Response, Next, Rs>]
+  ? // Middleware sees the same (req, res) as the handler: TypeScript types each argument from all
+    // the elements' parameters together, so they must agree. Plain middleware still fits.
+    [...Handler<RequestFor<Path, O>, TypedResponse<Rs>>[], ReplyHandler<RequestFor<Path, O>, TypedResponse<Rs>, Next, Rs>]
   : [Handler<RequestFor<Path, O>>, ...Handler<RequestFor<Path, O>>[]];
 
 export class Router {
