@@ -28,8 +28,8 @@ export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mo
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
 export { Router, type RouteHandlers, type RouteMethod } from './routing/router.ts';
 export type { JoinPath, RouteMap, RoutesKey, RoutesOf, WithPrefixed, WithRoute } from './routing/contract.ts';
-export type { DeclaredReply, ReplyHandler, ReplyOf, ReplyResult } from './http/reply-types.ts';
-export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-table.ts';
+export type { DeclaredReply, ReplyAt, ReplyHandler, ReplyOf, ReplyResult, TypedResponse } from './http/reply-types.ts';
+export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-info.ts';
 export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
 export {
   BrokerBus,
