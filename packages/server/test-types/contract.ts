@@ -108,6 +108,12 @@ new App().get('/r', { response: { 200: User, 404: NotFound, '5XX': NotFound } },
   // @ts-expect-error: not a declared reply at all
   res.json({ nope: true });
 });
+// Statuses written as string keys work the same.
+new App().get('/s', { response: { '201': User } }, (req, res) => {
+  res.status(201).json({ id: 1, name: 'a' });
+  // @ts-expect-error: a 201 body is a User
+  res.status(201).json({ id: 'x' });
+});
 // The typed res is still a Response (helpers taking one accept it).
 const helper = (res: import('@tachyon/server').Response) => res.status(204).end();
 new App().get('/h', { response: { 200: User } }, (req, res) => helper(res));

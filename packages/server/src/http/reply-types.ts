@@ -29,13 +29,15 @@ export type ReplyAt<Rs, S extends number> = number extends S
   ? unknown
   : S extends keyof Rs
     ? ReplyOf<Rs[S]>
-    : `${S}` extends `${infer D extends 1 | 2 | 3 | 4 | 5}${string}`
-      ? `${D}XX` extends keyof Rs
-        ? ReplyOf<Rs[`${D}XX`]>
-        : 'default' extends keyof Rs
-          ? ReplyOf<Rs['default']>
-          : unknown
-      : unknown;
+    : `${S}` extends keyof Rs // written as a string key: { '200': User }
+      ? ReplyOf<Rs[`${S}`]>
+      : `${S}` extends `${infer D extends 1 | 2 | 3 | 4 | 5}${string}`
+        ? `${D}XX` extends keyof Rs
+          ? ReplyOf<Rs[`${D}XX`]>
+          : 'default' extends keyof Rs
+            ? ReplyOf<Rs['default']>
+            : unknown
+        : unknown;
 
 /**
  * The response of a route with `response` schemas, as its handler sees it: `res.json(value)`
