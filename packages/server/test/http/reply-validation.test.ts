@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as v from 'valibot';
 import { z } from 'zod';
-import { App, Router } from '../../src/index.ts';
+import { App, HttpError, Router } from '../../src/index.ts';
 import { recordingLogger, start } from '../helpers.ts';
 
 const User = z.object({ id: z.number(), name: z.string() });
@@ -41,7 +41,18 @@ function makeApp(validateResponses: boolean | undefined) {
       ok: req.query.ok === '1',
     }))
     .get('/valibot', { response: { 200: v.object({ n: v.number() }) } }, (req) => (req.query.bad ? untyped({ n: 'x' }) : { n: 1 }))
-    .get('/free', () => ({ anything: 'goes' }));
+    .get('/free', () => ({ anything: 'goes' }))
+    .get('/thrown', { response: { 200: User, 404: Problem } }, () => {
+      throw new HttpError(404, 'gone');
+    })
+    .get(
+      '/strict-400',
+      { query: z.object({ n: z.coerce.number() }), response: { 200: User, 400: z.object({ code: z.number() }) } },
+      () => ({
+        id: 1,
+        name: 'a',
+      }),
+    );
   app.attach('/', r);
   return { app, log };
 }
@@ -104,6 +115,22 @@ describe('validateResponses: true', () => {
         assert.ok(errors[0]!.startsWith(`${route} answered ${status} with a body that does not match its response schema`), errors[0]);
         assert.ok(errors[0]!.includes(issue), errors[0]);
       }
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('error answers are replies too: checked when a schema covers their status', async () => {
+    const { app, log } = makeApp(true);
+    const s = await start(app);
+    try {
+      const thrown = await fetch(`${s.url}/thrown`);
+      assert.equal(thrown.status, 404);
+      assert.deepEqual(await thrown.json(), { error: 'gone' });
+      // The validation 400 is { error, issues }: not what this route declared for 400.
+      const refused = await fetch(`${s.url}/strict-400?n=x`);
+      assert.equal(refused.status, 500);
+      assert.match(errorLines(log).join('\n'), /GET \/strict-400 answered 400 with a body that does not match its response schema: code: /);
     } finally {
       await s.close();
     }
