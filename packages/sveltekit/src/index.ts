@@ -19,11 +19,28 @@ export { tachyon } from './adapter/vite-plugin.ts';
 interface KitConfig {
   appDir: string;
   paths: { base: string; origin?: string };
-  /** Read when the adapter compiles src/hooks.ws itself (compile-hooks.ts). */
-  alias?: Record<string, string>;
-  files?: { lib?: string };
-  env?: { publicPrefix?: string; privatePrefix?: string };
-  version?: { name?: string };
+}
+
+/**
+ * What the adapter's own hooks.ws build reads of the kit config. Read loosely, not declared
+ * in KitConfig: Kit 3's `files` has no `lib`, and a declared `files: { lib? }` made Kit 3's
+ * Builder unassignable to this one (`sveltekit({ adapter: adapter() })` failed to type-check).
+ */
+function hooksBuildConfig(kit: KitConfig) {
+  const k = kit as unknown as {
+    alias?: Record<string, string>;
+    files?: { lib?: unknown };
+    env?: { publicPrefix?: unknown; privatePrefix?: unknown };
+    version?: { name?: unknown };
+  };
+  const str = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
+  return {
+    lib: str(k.files?.lib, 'src/lib'),
+    alias: typeof k.alias === 'object' && k.alias !== null ? k.alias : {},
+    publicPrefix: str(k.env?.publicPrefix, 'PUBLIC_'),
+    privatePrefix: str(k.env?.privatePrefix, ''),
+    version: str(k.version?.name, ''),
+  };
 }
 
 interface Builder {
@@ -145,11 +162,7 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
           file: hooksFile,
           outDir: `${out}/server`,
           name: HOOKS_ENTRY,
-          lib: kit.files?.lib ?? 'src/lib',
-          alias: kit.alias ?? {},
-          publicPrefix: kit.env?.publicPrefix ?? 'PUBLIC_',
-          privatePrefix: kit.env?.privatePrefix ?? '',
-          version: kit.version?.name ?? '',
+          ...hooksBuildConfig(kit),
         });
         hooksBuilt = true;
       }
