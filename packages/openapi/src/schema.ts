@@ -81,7 +81,7 @@ export class SchemaConverter {
     if (raw instanceof Error) {
       this.warn(`${where}: schema cannot be converted to JSON Schema (${raw.message}); documented as any value`);
       out = { description: 'Not documented: this schema has no JSON Schema form.' };
-    } else out = this.hoist(raw, where);
+    } else out = this.hoist(raw, where, io);
     byIo.set(io, out);
     return out;
   }
@@ -98,11 +98,16 @@ export class SchemaConverter {
     return schema;
   }
 
-  private place(name: string, schema: JsonSchema): string {
+  /**
+   * Puts `schema` under `name`, or under the name it already has. A schema read both ways
+   * differs (Zod's output forms close objects): the second form gets `Input`/`Output` added.
+   */
+  private place(name: string, schema: JsonSchema, io?: Io): string {
     const base = name.replace(COMPONENT_NAME, '_') || 'Schema';
     const text = JSON.stringify(schema);
-    for (let i = 1; ; i++) {
-      const candidate = i === 1 ? base : `${base}${i}`;
+    const alternative = io === undefined ? undefined : base + (io === 'input' ? 'Input' : 'Output');
+    for (let i = 0; ; i++) {
+      const candidate = i === 0 ? base : i === 1 && alternative !== undefined ? alternative : `${alternative ?? base}${i}`;
       const existing = this.components[candidate];
       if (existing === undefined) {
         this.components[candidate] = schema;
@@ -113,7 +118,7 @@ export class SchemaConverter {
   }
 
   /** Moves `$defs`/`definitions` into the components and rewrites the references to them. */
-  private hoist(raw: JsonSchema, where: string): JsonSchema {
+  private hoist(raw: JsonSchema, where: string, io: Io): JsonSchema {
     const { $schema: _, $defs, definitions, ...root } = raw;
     const defs = { ...(definitions as Record<string, JsonSchema> | undefined), ...($defs as Record<string, JsonSchema> | undefined) };
     const names = new Map<string, string>();
@@ -133,11 +138,11 @@ export class SchemaConverter {
       return out;
     };
     // Placing may rename (a clash): place, then rewrite again with the final names.
-    for (const [name, def] of Object.entries(defs)) names.set(name, this.place(names.get(name)!, rewrite(def) as JsonSchema));
+    for (const [name, def] of Object.entries(defs)) names.set(name, this.place(names.get(name)!, rewrite(def) as JsonSchema, io));
     for (const [name, def] of Object.entries(defs)) this.components[names.get(name)!] = rewrite(def) as JsonSchema;
     const body = rewrite(root) as JsonSchema;
     if (rootName === undefined) return body;
-    return { $ref: this.refBase + this.place(rootName, body) };
+    return { $ref: this.refBase + this.place(rootName, body, io) };
   }
 
   private refTo(ref: string, names: Map<string, string>, rootName: string | undefined): string {
