@@ -11,6 +11,7 @@ export type {
   SecurityScheme,
   ServerObject,
   TagObject,
+  ServeOptions,
   TopicEvents,
 } from './options.ts';
 export type { JsonSchema } from './schema.ts';

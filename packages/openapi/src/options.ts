@@ -39,10 +39,16 @@ export interface OpenApiOptions {
   /** Descriptions of tags (tags used by routes and not listed here are added by name). */
   tags?: TagObject[];
   externalDocs?: { url: string; description?: string };
-  /** Also serve a reference page (Swagger UI, from memory) at this path, e.g. `'/docs'`. */
-  docs?: string;
   /** Where warnings go (a schema that cannot be converted). Default: the app's logger, at warn. */
   onWarning?: (message: string) => void;
+}
+
+/** `openapi.serve()`: the document's route, and the reference page's. */
+export interface ServeOptions extends OpenApiOptions {
+  /** Where the document is served. Default `/openapi.json`. */
+  path?: string;
+  /** Also serve a reference page (Swagger UI, from memory) at this path, e.g. `'/docs'`. */
+  docs?: string;
 }
 
 export interface AsyncApiOptions {
@@ -68,7 +74,6 @@ const OPENAPI_KEYS = Object.keys({
   security: true,
   tags: true,
   externalDocs: true,
-  docs: true,
   onWarning: true,
 } satisfies Record<keyof OpenApiOptions, true>);
 const ASYNCAPI_KEYS = Object.keys({ info: true, servers: true, topics: true, onWarning: true } satisfies Record<keyof AsyncApiOptions, true>);
@@ -97,12 +102,13 @@ function checkInfo(where: string, info: unknown): void {
   if (typeof info.version !== 'string' || info.version === '') fail(where, 'info.version must be a non-empty string (the API version, e.g. "1.0.0")');
 }
 
-export function checkOpenApiOptions(options: unknown): asserts options is OpenApiOptions {
-  const where = 'openapi()';
+export function checkOpenApiOptions(options: unknown, where = 'openapi()', withDocs = false): asserts options is OpenApiOptions {
   if (!isObject(options)) fail(where, 'options must be an object: { info: { title, version } }');
-  checkKnownKeys(where, options, OPENAPI_KEYS);
+  if (!withDocs && 'docs' in options)
+    fail(where, 'docs: the reference page is declared by openapi.serve(app, { info, docs }), which declares the document\'s route too (the page loads it)');
+  checkKnownKeys(where, options, withDocs ? [...OPENAPI_KEYS, 'path', 'docs'] : OPENAPI_KEYS);
   checkInfo(where, options.info);
-  const o = options as Partial<OpenApiOptions>;
+  const o = options as Partial<ServeOptions>;
   if (o.servers !== undefined && !(Array.isArray(o.servers) && o.servers.every((s) => isObject(s) && typeof s.url === 'string')))
     fail(where, 'servers must be an array of { url, description? }');
   if (o.securitySchemes !== undefined) {
@@ -116,9 +122,13 @@ export function checkOpenApiOptions(options: unknown): asserts options is OpenAp
     fail(where, 'tags must be an array of { name, description? }');
   if (o.externalDocs !== undefined && !(isObject(o.externalDocs) && typeof o.externalDocs.url === 'string'))
     fail(where, 'externalDocs must be { url, description? }');
-  if (o.docs !== undefined && (typeof o.docs !== 'string' || !o.docs.startsWith('/') || /[:*]/.test(o.docs)))
-    fail(where, `docs must be a literal path starting with "/" (e.g. '/docs'), got ${JSON.stringify(o.docs)}`);
+  if (o.docs !== undefined) checkLiteralPath(where, 'docs', o.docs);
   if (o.onWarning !== undefined && typeof o.onWarning !== 'function') fail(where, 'onWarning must be a function (message) => void');
+}
+
+export function checkLiteralPath(where: string, what: string, path: unknown): void {
+  if (typeof path !== 'string' || !path.startsWith('/') || /[:*]/.test(path))
+    fail(where, `${what} must be a literal path starting with "/" (e.g. '/docs'), got ${JSON.stringify(path)}`);
 }
 
 /** Requirements must name declared schemes: a typo would document an unusable scheme. */

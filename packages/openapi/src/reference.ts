@@ -13,11 +13,11 @@ export interface ReferenceFiles {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The page at `base` (e.g. `/docs`), loading its assets and the document from below it. */
-export function referenceFiles(base: string, title: string): ReferenceFiles {
+/** The page at `base` (e.g. `/docs`), loading its assets from below it and the document from `documentUrl`. */
+export function referenceFiles(base: string, documentUrl: string, title: string): ReferenceFiles {
   const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const read = (name: string) => readFileSync(join(dist, name), 'utf8');
-  const init = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(`${base}/openapi.json`)}, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;
+  const init = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(documentUrl)}, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;
   const page = `<!doctype html>
 <html lang="en">
 <head>

@@ -128,33 +128,55 @@ test('a schema without a JSON Schema form: a warning naming the route, a permiss
   assert.equal(logger.warnings.length, 2);
 });
 
-test('served by a real server: generated once at the first request, cached, leaving out its own routes', async () => {
+test('served by a real server: generated once at the first request, cached, leaving out its own route', async () => {
   const app = shopApp();
-  app.get('/openapi.json', openapi(app, { info, securitySchemes, docs: '/docs' }));
+  app.get('/spec.json', openapi(app, { info, securitySchemes }));
   const server = await app.listen(0, '127.0.0.1');
   try {
-    const base = `http://127.0.0.1:${server.port}`;
-    const res = await fetch(`${base}/openapi.json`);
+    const url = `http://127.0.0.1:${server.port}/spec.json`;
+    const res = await fetch(url);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
     const text = await res.text();
     const doc: Doc = JSON.parse(text);
     await assertValidOpenApi(doc);
     assert.deepEqual(Object.keys(doc.paths), ['/echo', '/files/{wildcard}', '/health', '/users', '/users/{id}']);
-    assert.equal(await (await fetch(`${base}/openapi.json`)).text(), text, 'the same bytes again');
-    // The page's copy is the same document.
-    assert.equal(await (await fetch(`${base}/docs/openapi.json`)).text(), text);
+    assert.equal(await (await fetch(url)).text(), text, 'the same bytes again');
+    assert.equal((await fetch(url, { method: 'HEAD' })).status, 200);
+  } finally {
+    await app.close();
+  }
+});
+
+test('openapi.serve(): the document and the reference page, none of their routes in the document', async () => {
+  const app = shopApp();
+  openapi.serve(app, { info, securitySchemes, docs: '/docs/' });
+  const server = await app.listen(0, '127.0.0.1');
+  try {
+    const base = `http://127.0.0.1:${server.port}`;
+    // The page first: its routes and the document's are known from the start.
     const page = await fetch(`${base}/docs`);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type')!, /^text\/html/);
     assert.match(await page.text(), /<script src="\/docs\/swagger-ui-bundle\.js"><\/script>/);
+    const init = await (await fetch(`${base}/docs/init.js`)).text();
+    assert.match(init, /url: "\/openapi\.json"/);
     const bundle = await fetch(`${base}/docs/swagger-ui-bundle.js`);
     assert.equal(bundle.status, 200);
     assert.match(bundle.headers.get('content-type')!, /javascript/);
     assert.ok((await bundle.arrayBuffer()).byteLength > 500_000);
+    const doc: Doc = await (await fetch(`${base}/openapi.json`)).json();
+    await assertValidOpenApi(doc);
+    assert.deepEqual(Object.keys(doc.paths), ['/echo', '/files/{wildcard}', '/health', '/users', '/users/{id}']);
   } finally {
     await app.close();
   }
+  const other = shopApp();
+  openapi.serve(other, { info, securitySchemes, path: '/api/spec.json' });
+  const doc: Doc = await (await other.request('/api/spec.json')).json();
+  assert.equal(doc.paths['/api/spec.json'], undefined);
+  assert.equal((await other.request('/docs')).status, 404);
+  await other.close();
 });
 
 test('route security must name declared schemes; duplicate operationIds are refused', () => {
@@ -179,12 +201,19 @@ test('bad options throw at openapi() with a message naming the option', () => {
     [{ info, servers: 'https://x' }, /servers must be an array/],
     [{ info, securitySchemes: { bearer: { scheme: 'bearer' } } }, /securitySchemes\.bearer must be a security scheme object with a type/],
     [{ info, security: [{ bearer: [] }] }, /security names the security scheme "bearer", which is not declared/],
-    [{ info, docs: 'docs' }, /docs must be a literal path starting with "\/"/],
-    [{ info, docs: '/docs/:x' }, /docs must be a literal path/],
+    [{ info, docs: '/docs' }, /^TypeError: openapi\(\): docs: the reference page is declared by openapi\.serve\(app, \{ info, docs \}\)/],
     [{ info, tags: ['users'] }, /tags must be an array of \{ name, description\? \}/],
     [{ info, onWarning: 'log' }, /onWarning must be a function/],
   ];
   for (const [options, message] of bad) assert.throws(() => openapi(app, options as never), message, JSON.stringify(options));
+  const badServe: [unknown, RegExp][] = [
+    [{ info, docs: 'docs' }, /^TypeError: openapi\.serve\(\): docs must be a literal path starting with "\/"/],
+    [{ info, docs: '/docs/:x' }, /docs must be a literal path/],
+    [{ info, path: 'openapi.json' }, /openapi\.serve\(\): path must be a literal path/],
+    [{ info, doc: '/docs' }, /openapi\.serve\(\): unknown option "doc" \(did you mean "docs"\?\)/],
+  ];
+  for (const [options, message] of badServe) assert.throws(() => openapi.serve(app, options as never), message, JSON.stringify(options));
+  assert.equal(app.routes().length, 0, 'nothing declared by a refused call');
   assert.throws(() => generateOpenApi({} as never, { info }), /expected an App \(with routes\(\)\) or the array app\.routes\(\) returns/);
 });
 
