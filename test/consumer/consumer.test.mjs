@@ -234,7 +234,12 @@ describe('consumer: the packed packages in an app outside the repository', { tim
 
   test('@tachyon/openapi from its tarball: the documents and the reference page', () => {
     const { stdout } = sh(node, ['openapi.ts'], app, 20_000);
-    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), { openapi: '3.1.0', paths: ['/users/{id}'], asyncapi: '3.0.0', bundle: 200 });
+    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), {
+      openapi: '3.1.0',
+      paths: ['/users/{id}'],
+      asyncapi: '3.0.0',
+      bundle: 200,
+    });
   });
 
   test('@tachyon/sveltekit and @tachyon/sveltekit/client import from their tarball', () => {

@@ -32,40 +32,64 @@ const CONTROL: Record<string, [string, JsonSchema]> = {
       last: { type: 'integer', minimum: 1, maximum: 1000000 },
     }),
   ],
-  unsubscribe: ['Unsubscribe (answered when `ref` is given).', frame('unsubscribe', { topic: TOPIC, topics: { type: 'array', items: TOPIC }, ref: REF })],
+  unsubscribe: [
+    'Unsubscribe (answered when `ref` is given).',
+    frame('unsubscribe', { topic: TOPIC, topics: { type: 'array', items: TOPIC }, ref: REF }),
+  ],
   ping: ['Application-level ping.', frame('ping', { ref: REF })],
   presence: ['Who is on a presence topic.', frame('presence', { topic: TOPIC, ref: REF }, ['topic', 'ref'])],
   clientReply: [
     "The client's answer to a server request (`id`).",
-    frame('reply', {
-      id: { type: 'integer', minimum: 0 },
-      data: ANY,
-      error: { type: 'object', properties: { code: { enum: ['NO_HANDLER', 'CLIENT_ERROR'] }, message: { type: 'string' } } },
-    }, ['id']),
+    frame(
+      'reply',
+      {
+        id: { type: 'integer', minimum: 0 },
+        data: ANY,
+        error: { type: 'object', properties: { code: { enum: ['NO_HANDLER', 'CLIENT_ERROR'] }, message: { type: 'string' } } },
+      },
+      ['id'],
+    ),
   ],
   subscribed: [
     'A subscription was accepted (with the position on a history topic).',
-    frame('subscribed', { topic: TOPIC, ref: REF, offset: { type: 'integer' }, epoch: { type: 'string' }, recovered: { type: 'boolean' } }, ['topic']),
+    frame(
+      'subscribed',
+      { topic: TOPIC, ref: REF, offset: { type: 'integer' }, epoch: { type: 'string' }, recovered: { type: 'boolean' } },
+      ['topic'],
+    ),
   ],
   unsubscribed: ['An unsubscribe was applied.', frame('unsubscribed', { topic: TOPIC, ref: REF }, ['topic'])],
   denied: [
     'A subscription was refused.',
-    frame('denied', {
-      topic: TOPIC,
-      ref: REF,
-      reason: { enum: ['invalid topic', 'reserved topic', 'not allowed', 'error', 'invalid since', 'invalid last', 'too many subscriptions'] },
-    }, ['topic', 'reason']),
+    frame(
+      'denied',
+      {
+        topic: TOPIC,
+        ref: REF,
+        reason: {
+          enum: ['invalid topic', 'reserved topic', 'not allowed', 'error', 'invalid since', 'invalid last', 'too many subscriptions'],
+        },
+      },
+      ['topic', 'reason'],
+    ),
   ],
   pong: ['The answer to a ping.', frame('pong', { ref: REF })],
-  reply: ['The answer to a request that carried a `ref` (an event handler returned, or a presence read).', frame('reply', { ref: REF, data: ANY }, ['ref'])],
+  reply: [
+    'The answer to a request that carried a `ref` (an event handler returned, or a presence read).',
+    frame('reply', { ref: REF, data: ANY }, ['ref']),
+  ],
   error: [
     'An event or frame failed; without `ref` when it cannot be matched to a request. The socket stays open.',
-    frame('error', {
-      ref: REF,
-      code: { enum: ERROR_CODES },
-      message: { type: 'string' },
-      issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'array' }, message: { type: 'string' } } } },
-    }, ['code', 'message']),
+    frame(
+      'error',
+      {
+        ref: REF,
+        code: { enum: ERROR_CODES },
+        message: { type: 'string' },
+        issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'array' }, message: { type: 'string' } } } },
+      },
+      ['code', 'message'],
+    ),
   ],
   serverRequest: [
     'The server asks the client (`ws.request()`); the client answers with a `reply` carrying the same `id`.',
@@ -126,11 +150,16 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
       // An event's reply schema (`reply`, when the server's WsEvent declares one) types its answer.
       const replySchema = (event as { reply?: Schema }).reply;
       const replyData = replySchema === undefined ? ANY : schemas.convert(replySchema, 'output', `${where} reply`);
-      const replied = message(`${key}_reply`, `${event.name} reply`, `The reply to \`${event.name}\` (sent when the frame carried a \`ref\`).`, {
-        type: 'object',
-        properties: { type: { const: 'reply' }, ref: REF, data: replyData },
-        required: ['type', 'ref'],
-      });
+      const replied = message(
+        `${key}_reply`,
+        `${event.name} reply`,
+        `The reply to \`${event.name}\` (sent when the frame carried a \`ref\`).`,
+        {
+          type: 'object',
+          properties: { type: { const: 'reply' }, ref: REF, data: replyData },
+          required: ['type', 'ref'],
+        },
+      );
       operations[uniqueId(`${id}_${idOf(event.name)}`, ids)] = {
         action: 'receive',
         channel: channelRef,
@@ -151,7 +180,12 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
       summary: 'Server → client: events published to the topics the socket subscribed to, or sent to it.',
       messages: pushed,
     };
-    operations[uniqueId(`${id}_errors`, ids)] = { action: 'send', channel: channelRef, summary: CONTROL.error![0], messages: [msgRef('error')] };
+    operations[uniqueId(`${id}_errors`, ids)] = {
+      action: 'send',
+      channel: channelRef,
+      summary: CONTROL.error![0],
+      messages: [msgRef('error')],
+    };
     operations[uniqueId(`${id}_requests`, ids)] = {
       action: 'send',
       channel: channelRef,
@@ -162,12 +196,18 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
     channels[id] = {
       address: route.path.replace(/:([A-Za-z_$][\w$]*)/g, '{$1}').replace(/\*$/, '{wildcard}'),
       title: `WebSocket ${route.path}`,
-      description: 'JSON text frames of the Tachyon protocol (docs/protocol.md); binary frames go to the route\'s `message` handler.',
+      description: "JSON text frames of the Tachyon protocol (docs/protocol.md); binary frames go to the route's `message` handler.",
       messages,
       ...channelParameters(route.path),
     };
   }
-  const doc: AsyncApiDocument = { asyncapi: '3.0.0', info: { ...options.info }, defaultContentType: 'application/json', channels, operations };
+  const doc: AsyncApiDocument = {
+    asyncapi: '3.0.0',
+    info: { ...options.info },
+    defaultContentType: 'application/json',
+    channels,
+    operations,
+  };
   if (options.servers !== undefined) doc.servers = options.servers;
   if (Object.keys(schemas.components).length > 0) doc.components = { schemas: schemas.components };
   return doc;

@@ -39,7 +39,11 @@ export function frameworkErrors(schemas: SchemaConverter) {
         type: 'object',
         description: "Tachyon's answer to input a route schema rejected (or malformed JSON, which has no `issues`).",
         properties: {
-          error: { type: 'string', examples: ['Invalid body'], description: '`Invalid params`, `Invalid query`, `Invalid body`, `Invalid headers` or `Invalid cookies`.' },
+          error: {
+            type: 'string',
+            examples: ['Invalid body'],
+            description: '`Invalid params`, `Invalid query`, `Invalid body`, `Invalid headers` or `Invalid cookies`.',
+          },
           issues: { type: 'array', items: ISSUE },
         },
         required: ['error'],

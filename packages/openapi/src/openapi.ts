@@ -9,9 +9,14 @@ import { frameworkErrors } from './errors.ts';
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0'; paths: Record<string, Record<string, unknown>> };
 
 /** What generation reads: an app (its routes and logger) or a route table. */
-export type RouteSource = Pick<App, 'routes'> & { readonly logger?: App['logger'] } | readonly RouteInfo[];
+export type RouteSource = (Pick<App, 'routes'> & { readonly logger?: App['logger'] }) | readonly RouteInfo[];
 
-const MEDIA = { json: 'application/json', urlencoded: 'application/x-www-form-urlencoded', multipart: 'multipart/form-data', text: 'text/plain' } as const;
+const MEDIA = {
+  json: 'application/json',
+  urlencoded: 'application/x-www-form-urlencoded',
+  multipart: 'multipart/form-data',
+  text: 'text/plain',
+} as const;
 /** What an `any()` route is documented as: the methods an API client calls (HEAD and OPTIONS are implicit). */
 const ANY_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 /** Header parameters OpenAPI ignores (they come from the content and security fields). */
@@ -148,13 +153,20 @@ function pathParameters(route: HttpRouteInfo, wildcard: string | undefined, sche
 }
 
 /** One parameter per property of an object schema (query, headers, cookies). */
-function objectParameters(schema: Schema | undefined, where: 'query' | 'header' | 'cookie', schemas: SchemaConverter, route: string): JsonSchema[] {
+function objectParameters(
+  schema: Schema | undefined,
+  where: 'query' | 'header' | 'cookie',
+  schemas: SchemaConverter,
+  route: string,
+): JsonSchema[] {
   if (schema === undefined) return [];
   const target = where === 'header' ? 'headers' : where === 'cookie' ? 'cookies' : 'query';
   const obj = properties(schema, schemas, `${route} ${target}`);
   if (obj === undefined) {
     // Not a plain object (a union, a permissive schema): one form-exploded parameter.
-    return where === 'query' ? [{ name: 'query', in: 'query', style: 'form', explode: true, schema: schemas.convert(schema, 'input', `${route} query`) }] : [];
+    return where === 'query'
+      ? [{ name: 'query', in: 'query', style: 'form', explode: true, schema: schemas.convert(schema, 'input', `${route} query`) }]
+      : [];
   }
   const out: JsonSchema[] = [];
   for (const [name, prop] of Object.entries(obj.properties)) {
@@ -164,10 +176,17 @@ function objectParameters(schema: Schema | undefined, where: 'query' | 'header' 
   return out;
 }
 
-function properties(schema: Schema, schemas: SchemaConverter, where: string): { properties: Record<string, JsonSchema>; required: string[] } | undefined {
+function properties(
+  schema: Schema,
+  schemas: SchemaConverter,
+  where: string,
+): { properties: Record<string, JsonSchema>; required: string[] } | undefined {
   const json = schemas.resolve(schemas.convert(schema, 'input', where));
   if (json.type !== 'object' || typeof json.properties !== 'object' || json.properties === null) return undefined;
-  return { properties: json.properties as Record<string, JsonSchema>, required: Array.isArray(json.required) ? (json.required as string[]) : [] };
+  return {
+    properties: json.properties as Record<string, JsonSchema>,
+    required: Array.isArray(json.required) ? (json.required as string[]) : [],
+  };
 }
 
 function withDescription(param: JsonSchema, schema: JsonSchema): JsonSchema {
@@ -175,7 +194,12 @@ function withDescription(param: JsonSchema, schema: JsonSchema): JsonSchema {
   return param;
 }
 
-function responses(route: HttpRouteInfo, schemas: SchemaConverter, errors: ReturnType<typeof frameworkErrors>, where: string): Record<string, unknown> {
+function responses(
+  route: HttpRouteInfo,
+  schemas: SchemaConverter,
+  errors: ReturnType<typeof frameworkErrors>,
+  where: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(route.response) as [string, Schema][]) {
     out[status] = {
@@ -185,7 +209,8 @@ function responses(route: HttpRouteInfo, schemas: SchemaConverter, errors: Retur
   }
   if (Object.keys(out).length === 0) out.default = { description: 'The reply (the route declares no `response` schemas).' };
   const s = route.schemas;
-  const validated = s.params !== undefined || s.query !== undefined || s.body !== undefined || s.headers !== undefined || s.cookies !== undefined;
+  const validated =
+    s.params !== undefined || s.query !== undefined || s.body !== undefined || s.headers !== undefined || s.cookies !== undefined;
   if (validated && out['400'] === undefined) out['400'] = errors.ref('400');
   if (s.body !== undefined) {
     if (out['413'] === undefined) out['413'] = errors.payloadTooLarge(route.bodyLimit);
@@ -240,7 +265,16 @@ function uniqueOperationId(route: HttpRouteInfo, method: string, seen: Map<strin
   const words = route.path
     .split('/')
     .filter((s) => s !== '')
-    .map((s) => (s === '*' ? 'Wildcard' : s.startsWith(':') ? `By${capital(s.slice(1))}` : s.split(/[^A-Za-z0-9]+/).map(capital).join('')));
+    .map((s) =>
+      s === '*'
+        ? 'Wildcard'
+        : s.startsWith(':')
+          ? `By${capital(s.slice(1))}`
+          : s
+              .split(/[^A-Za-z0-9]+/)
+              .map(capital)
+              .join(''),
+    );
   const base = method + (words.length === 0 ? 'Root' : words.join(''));
   let id = base;
   for (let i = 2; seen.has(id); i++) id = `${base}${i}`;

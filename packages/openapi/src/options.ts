@@ -76,7 +76,10 @@ const OPENAPI_KEYS = Object.keys({
   externalDocs: true,
   onWarning: true,
 } satisfies Record<keyof OpenApiOptions, true>);
-const ASYNCAPI_KEYS = Object.keys({ info: true, servers: true, topics: true, onWarning: true } satisfies Record<keyof AsyncApiOptions, true>);
+const ASYNCAPI_KEYS = Object.keys({ info: true, servers: true, topics: true, onWarning: true } satisfies Record<
+  keyof AsyncApiOptions,
+  true
+>);
 const INFO_KEYS = Object.keys({
   title: true,
   version: true,
@@ -99,13 +102,17 @@ function checkInfo(where: string, info: unknown): void {
   if (!isObject(info)) fail(where, 'info must be an object: { title, version }');
   checkKnownKeys(`${where}: info`, info, INFO_KEYS);
   if (typeof info.title !== 'string' || info.title === '') fail(where, 'info.title must be a non-empty string');
-  if (typeof info.version !== 'string' || info.version === '') fail(where, 'info.version must be a non-empty string (the API version, e.g. "1.0.0")');
+  if (typeof info.version !== 'string' || info.version === '')
+    fail(where, 'info.version must be a non-empty string (the API version, e.g. "1.0.0")');
 }
 
 export function checkOpenApiOptions(options: unknown, where = 'openapi()', withDocs = false): asserts options is OpenApiOptions {
   if (!isObject(options)) fail(where, 'options must be an object: { info: { title, version } }');
   if (!withDocs && 'docs' in options)
-    fail(where, 'docs: the reference page is declared by openapi.serve(app, { info, docs }), which declares the document\'s route too (the page loads it)');
+    fail(
+      where,
+      "docs: the reference page is declared by openapi.serve(app, { info, docs }), which declares the document's route too (the page loads it)",
+    );
   checkKnownKeys(where, options, withDocs ? [...OPENAPI_KEYS, 'path', 'docs'] : OPENAPI_KEYS);
   checkInfo(where, options.info);
   const o = options as Partial<ServeOptions>;
@@ -115,7 +122,10 @@ export function checkOpenApiOptions(options: unknown, where = 'openapi()', withD
     if (!isObject(o.securitySchemes)) fail(where, 'securitySchemes must be an object of schemes by name');
     for (const [name, scheme] of Object.entries(o.securitySchemes))
       if (!isObject(scheme) || typeof scheme.type !== 'string')
-        fail(where, `securitySchemes.${name} must be a security scheme object with a type ('http', 'apiKey', 'oauth2', 'openIdConnect', 'mutualTLS')`);
+        fail(
+          where,
+          `securitySchemes.${name} must be a security scheme object with a type ('http', 'apiKey', 'oauth2', 'openIdConnect', 'mutualTLS')`,
+        );
   }
   if (o.security !== undefined) checkSecurity(where, 'security', o.security, o.securitySchemes);
   if (o.tags !== undefined && !(Array.isArray(o.tags) && o.tags.every((t) => isObject(t) && typeof t.name === 'string')))
@@ -138,7 +148,8 @@ export function checkSecurity(where: string, what: string, security: unknown, sc
     for (const [name, scopes] of Object.entries(requirement)) {
       if (schemes === undefined || !(name in schemes))
         fail(where, `${what} names the security scheme "${name}", which is not declared in securitySchemes`);
-      if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) fail(where, `${what}: the scopes of "${name}" must be an array of strings`);
+      if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string'))
+        fail(where, `${what}: the scopes of "${name}" must be an array of strings`);
     }
 }
 

@@ -12,12 +12,12 @@ export type Io = 'input' | 'output';
 export type Target = 'draft-2020-12' | 'draft-07';
 
 // Optional peers, loaded synchronously on first use (Node ≥ 22.12 can require ES modules).
-const require = createRequire(import.meta.url);
+const load = createRequire(import.meta.url);
 const loaded = new Map<string, unknown>();
 function optional<T>(name: string): T | undefined {
   if (!loaded.has(name)) {
     try {
-      loaded.set(name, require(name));
+      loaded.set(name, load(name));
     } catch {
       loaded.set(name, undefined);
     }
@@ -38,7 +38,8 @@ function vendorJsonSchema(schema: Schema, io: Io, target: Target): JsonSchema | 
     if (typeof convert === 'function') return convert({ target });
     if (std.vendor === 'zod') {
       const zod = optional<{ toJSONSchema?: (s: unknown, o: object) => JsonSchema }>('zod');
-      if (typeof zod?.toJSONSchema === 'function') return zod.toJSONSchema(schema, { target: target === 'draft-07' ? 'draft-7' : target, io });
+      if (typeof zod?.toJSONSchema === 'function')
+        return zod.toJSONSchema(schema, { target: target === 'draft-07' ? 'draft-7' : target, io });
     }
     if (std.vendor === 'valibot') {
       const valibot = optional<{ toJsonSchema: (s: unknown) => JsonSchema }>('@valibot/to-json-schema');

@@ -2,7 +2,14 @@
 // generated once, at the first request (every route exists by then: the app's routes are
 // final once it started), and kept as a prepared JSON string.
 import type { App, Request, Response } from '@tachyon/server';
-import { checkAsyncApiOptions, checkLiteralPath, checkOpenApiOptions, type AsyncApiOptions, type OpenApiOptions, type ServeOptions } from './options.ts';
+import {
+  checkAsyncApiOptions,
+  checkLiteralPath,
+  checkOpenApiOptions,
+  type AsyncApiOptions,
+  type OpenApiOptions,
+  type ServeOptions,
+} from './options.ts';
 import { generateOpenApi } from './openapi.ts';
 import { generateAsyncApi } from './asyncapi.ts';
 import { referenceFiles } from './reference.ts';

@@ -31,7 +31,10 @@ openapi.serve(app, {
 const doc: OpenApiDocument = generateOpenApi(app, { info });
 const fromTable: OpenApiDocument = generateOpenApi(app.routes(), { info });
 const version: '3.1.0' = doc.openapi;
-const events: AsyncApiDocument = generateAsyncApi(app, { info, topics: { 'room:*': { events: { chat: z.object({ text: z.string() }) } } } });
+const events: AsyncApiDocument = generateAsyncApi(app, {
+  info,
+  topics: { 'room:*': { events: { chat: z.object({ text: z.string() }) } } },
+});
 void [fromTable, version, events];
 
 // @ts-expect-error info needs a version

@@ -48,8 +48,21 @@ export function shopApp(logger = silentLogger): App {
       return { id: 1, ...req.body };
     },
   );
-  users.put('/:id', { params: IdParams, body: NewUser, response: { 200: User, '4XX': NotFound }, tags: ['users'], security: [{ bearer: ['admin'] }] }, () => null);
-  users.delete('/:id', { params: IdParams, deprecated: true, tags: ['users'], headers: z.object({ 'x-reason': z.string().optional(), authorization: z.string() }) }, () => null);
+  users.put(
+    '/:id',
+    { params: IdParams, body: NewUser, response: { 200: User, '4XX': NotFound }, tags: ['users'], security: [{ bearer: ['admin'] }] },
+    () => null,
+  );
+  users.delete(
+    '/:id',
+    {
+      params: IdParams,
+      deprecated: true,
+      tags: ['users'],
+      headers: z.object({ 'x-reason': z.string().optional(), authorization: z.string() }),
+    },
+    () => null,
+  );
   app.attach('/users', users);
   app.get('/files/*', { summary: 'A file' }, () => 'file');
   app.any('/echo', { body: z.unknown(), consumes: ['text', 'json'] }, (req) => req.body);
@@ -68,7 +81,7 @@ const openApiValidator = new Validator();
 
 /** Validates an OpenAPI 3.1 document; throws with the validator's errors. */
 export async function assertValidOpenApi(doc: unknown): Promise<void> {
-  const result = await openApiValidator.validate(structuredClone(doc) as object);
+  const result = await openApiValidator.validate(structuredClone(doc) as Parameters<Validator['validate']>[0]);
   if (!result.valid) throw new Error(`invalid OpenAPI document: ${JSON.stringify(result.errors, null, 2).slice(0, 4000)}`);
   if (openApiValidator.version !== '3.1') throw new Error(`validated as OpenAPI ${openApiValidator.version}, not 3.1`);
 }
@@ -78,5 +91,11 @@ export async function assertValidAsyncApi(doc: unknown): Promise<void> {
   const { document, diagnostics } = await new Parser().parse(JSON.stringify(doc));
   const errors = diagnostics.filter((d) => d.severity === 0);
   if (document === undefined || errors.length > 0)
-    throw new Error(`invalid AsyncAPI document: ${JSON.stringify(errors.map((d) => ({ path: d.path, message: d.message })), null, 2).slice(0, 4000)}`);
+    throw new Error(
+      `invalid AsyncAPI document: ${JSON.stringify(
+        errors.map((d) => ({ path: d.path, message: d.message })),
+        null,
+        2,
+      ).slice(0, 4000)}`,
+    );
 }

@@ -32,11 +32,36 @@ test('every ws route is a channel with its events, their replies and the control
     { $ref: '#/channels/live_room/messages/error' },
   ]);
   // The protocol's control frames, both ways.
-  for (const name of ['subscribe', 'unsubscribe', 'ping', 'presence', 'clientReply', 'subscribed', 'unsubscribed', 'denied', 'pong', 'reply', 'error', 'serverRequest', 'event'])
+  for (const name of [
+    'subscribe',
+    'unsubscribe',
+    'ping',
+    'presence',
+    'clientReply',
+    'subscribed',
+    'unsubscribed',
+    'denied',
+    'pong',
+    'reply',
+    'error',
+    'serverRequest',
+    'event',
+  ])
     assert.ok(channel.messages[name], name);
-  assert.deepEqual(doc.operations.live_room_subscribe.reply.messages.map((m: Doc) => m.$ref.split('/').pop()), ['subscribed', 'denied']);
+  assert.deepEqual(
+    doc.operations.live_room_subscribe.reply.messages.map((m: Doc) => m.$ref.split('/').pop()),
+    ['subscribed', 'denied'],
+  );
   assert.equal(doc.operations.live_room_events.action, 'send');
-  assert.deepEqual(channel.messages.error.payload.properties.code.enum, ['BAD_FRAME', 'UNKNOWN_EVENT', 'VALIDATION', 'HANDLER_ERROR', 'DENIED', 'NO_PRESENCE', 'RATE_LIMITED']);
+  assert.deepEqual(channel.messages.error.payload.properties.code.enum, [
+    'BAD_FRAME',
+    'UNKNOWN_EVENT',
+    'VALIDATION',
+    'HANDLER_ERROR',
+    'DENIED',
+    'NO_PRESENCE',
+    'RATE_LIMITED',
+  ]);
   assert.deepEqual(doc.servers, { local: { host: 'localhost:3000', protocol: 'ws' } });
 });
 
@@ -45,7 +70,10 @@ test('typed topic events (the app.topic() extension point) and named schemas as 
   const Chat = z.object({ user: z.string(), text: z.string() }).meta({ id: 'ChatMessage' });
   app.ws('/', { events: { say: { schema: Chat, handler: () => true } } });
   app.ws('/admin/*', {});
-  const doc: Doc = generateAsyncApi(app, { info, topics: { 'room:*': { events: { chat: Chat, joined: z.object({ user: z.string() }) } } } });
+  const doc: Doc = generateAsyncApi(app, {
+    info,
+    topics: { 'room:*': { events: { chat: Chat, joined: z.object({ user: z.string() }) } } },
+  });
   await assertValidAsyncApi(doc);
   assert.deepEqual(Object.keys(doc.channels), ['root', 'admin']);
   assert.equal(doc.channels.admin.address, '/admin/{wildcard}');

@@ -13,7 +13,8 @@ function ensureChromium(): string {
   const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium'];
   let path = candidates.find((p) => existsSync(p));
   if (path !== undefined) return path;
-  if (process.getuid?.() !== 0) throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
+  if (process.getuid?.() !== 0)
+    throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
   for (const args of [
     ['update', '-qq'],
     ['install', '-y', '-qq', 'chromium'],
@@ -35,7 +36,11 @@ after(() => browser?.close());
 
 test('the docs page renders every operation from memory, with no request outside the app', async () => {
   const app = shopApp();
-  openapi.serve(app, { info: { title: 'Shop API', version: '1.0.0' }, securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, docs: '/docs' });
+  openapi.serve(app, {
+    info: { title: 'Shop API', version: '1.0.0' },
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    docs: '/docs',
+  });
   const server = await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${server.port}`;
   const page = await browser.newPage();
@@ -50,8 +55,11 @@ test('the docs page renders every operation from memory, with no request outside
     const operations = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
     assert.equal(await page.locator('.opblock').count(), operations);
     const summaries = await page.locator('.opblock-summary-path').allTextContents();
-    assert.ok(summaries.some((s) => s.includes('/users/{id}')), summaries.join(', '));
-    assert.match(await page.locator('.info .title').textContent() ?? '', /Shop API/);
+    assert.ok(
+      summaries.some((s) => s.includes('/users/{id}')),
+      summaries.join(', '),
+    );
+    assert.match((await page.locator('.info .title').textContent()) ?? '', /Shop API/);
     const outside = requests.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith('data:'));
     assert.deepEqual(outside, [], 'no request leaves the app');
     assert.ok(requests.includes(`${base}/openapi.json`), requests.join('\n'));

@@ -19,14 +19,21 @@ function recordingLogger(): Logger & { warnings: string[] } {
 }
 
 test('a realistic app: paths, parameters, bodies, replies, components, security, tags', async () => {
-  const doc: Doc = generateOpenApi(shopApp(), { info, securitySchemes, tags: [{ name: 'users', description: 'People' }], servers: [{ url: 'https://api.example.com' }] });
+  const doc: Doc = generateOpenApi(shopApp(), {
+    info,
+    securitySchemes,
+    tags: [{ name: 'users', description: 'People' }],
+    servers: [{ url: 'https://api.example.com' }],
+  });
   await assertValidOpenApi(doc);
   assert.equal(doc.openapi, '3.1.0');
   assert.deepEqual(Object.keys(doc.paths), ['/echo', '/files/{wildcard}', '/health', '/users', '/users/{id}']);
   assert.equal(doc.paths['/internal'], undefined, 'hidden route left out');
   const one = doc.paths['/users/{id}'].get;
   assert.equal(one.operationId, 'getUser');
-  assert.deepEqual(one.parameters, [{ name: 'id', in: 'path', required: true, description: 'The user id.', schema: one.parameters[0].schema }]);
+  assert.deepEqual(one.parameters, [
+    { name: 'id', in: 'path', required: true, description: 'The user id.', schema: one.parameters[0].schema },
+  ]);
   assert.equal(one.parameters[0].schema.type, 'integer');
   assert.deepEqual(one.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/User' });
   assert.deepEqual(one.responses['404'].content['application/json'].schema, { $ref: '#/components/schemas/NotFound' });
@@ -34,9 +41,18 @@ test('a realistic app: paths, parameters, bodies, replies, components, security,
   assert.equal(one.responses['413'], undefined, 'no body, no 413');
   // Query parameters from the query schema, with defaults and optionality.
   const list = doc.paths['/users'].get;
-  assert.deepEqual(list.parameters.map((p: Doc) => [p.name, p.in, p.required]), [['limit', 'query', false], ['q', 'query', false]]);
+  assert.deepEqual(
+    list.parameters.map((p: Doc) => [p.name, p.in, p.required]),
+    [
+      ['limit', 'query', false],
+      ['q', 'query', false],
+    ],
+  );
   assert.equal(list.parameters[0].schema.default, 20);
-  assert.deepEqual(list.responses['200'].content['application/json'].schema, { type: 'array', items: { $ref: '#/components/schemas/User' } });
+  assert.deepEqual(list.responses['200'].content['application/json'].schema, {
+    type: 'array',
+    items: { $ref: '#/components/schemas/User' },
+  });
   // The body: one media type per consumed kind, the 413 with the route's limit, the 415 with the types.
   const create = doc.paths['/users'].post;
   assert.deepEqual(Object.keys(create.requestBody.content), ['application/json', 'application/x-www-form-urlencoded']);
@@ -51,7 +67,10 @@ test('a realistic app: paths, parameters, bodies, replies, components, security,
   // Headers: authorization is the security scheme's business, not a parameter.
   const del = doc.paths['/users/{id}'].delete;
   assert.equal(del.deprecated, true);
-  assert.deepEqual(del.parameters.map((p: Doc) => `${p.in}:${p.name}`), ['path:id', 'header:x-reason']);
+  assert.deepEqual(
+    del.parameters.map((p: Doc) => `${p.in}:${p.name}`),
+    ['path:id', 'header:x-reason'],
+  );
   // any(): the usual methods, one operation each, unique ids.
   assert.deepEqual(Object.keys(doc.paths['/echo']), ['get', 'post', 'put', 'patch', 'delete']);
   assert.deepEqual(Object.keys(doc.paths['/echo'].post.requestBody.content), ['text/plain', 'application/json']);
@@ -59,7 +78,9 @@ test('a realistic app: paths, parameters, bodies, replies, components, security,
   assert.match(doc.paths['/files/{wildcard}'].get.parameters[0].description, /rest of the path after `\/files\/`/);
   // Components: named schemas once, the framework's error bodies, the schemes.
   assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['HttpError', 'NewUser', 'NotFound', 'User', 'ValidationError']);
-  assert.deepEqual(doc.components.responses.ValidationFailed.content['application/json'].schema, { $ref: '#/components/schemas/ValidationError' });
+  assert.deepEqual(doc.components.responses.ValidationFailed.content['application/json'].schema, {
+    $ref: '#/components/schemas/ValidationError',
+  });
   assert.deepEqual(doc.components.securitySchemes, securitySchemes);
   assert.deepEqual(doc.tags, [{ name: 'users', description: 'People' }]);
   assert.deepEqual(doc.servers, [{ url: 'https://api.example.com' }]);
@@ -69,14 +90,22 @@ test('a realistic app: paths, parameters, bodies, replies, components, security,
 
 test('the framework answers as documented: a 400 body matches ValidationError, 415 and 413 are real', async () => {
   const app = shopApp();
-  const bad = await app.request('/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '' }) });
+  const bad = await app.request('/users', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: '' }),
+  });
   assert.equal(bad.status, 400);
   const body = (await bad.json()) as Doc;
   assert.equal(typeof body.error, 'string');
   assert.ok(Array.isArray(body.issues) && body.issues.every((i: Doc) => Array.isArray(i.path) && typeof i.message === 'string'));
   const wrongType = await app.request('/users', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
   assert.equal(wrongType.status, 415);
-  const big = await app.request('/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(5000) }) });
+  const big = await app.request('/users', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'x'.repeat(5000) }),
+  });
   assert.equal(big.status, 413);
   await app.close();
 });
@@ -87,7 +116,11 @@ test('a fixture of 200 routes gives a valid document; generation time is measure
   for (let i = 0; i < 50; i++) {
     const base = `/r${i}/items`;
     app.get(base, { query: z.object({ page: z.coerce.number().optional() }), response: { 200: z.array(Item) }, tags: [`r${i}`] }, () => []);
-    app.get(`${base}/:id`, { params: z.object({ id: z.string() }), response: { 200: Item, 404: z.object({ error: z.string() }) } }, () => null);
+    app.get(
+      `${base}/:id`,
+      { params: z.object({ id: z.string() }), response: { 200: Item, 404: z.object({ error: z.string() }) } },
+      () => null,
+    );
     app.post(base, { body: Item.omit({ id: true }), response: { 201: Item } }, () => null);
     app.delete(`${base}/:id`, { summary: `Delete from r${i}` }, () => null);
   }
@@ -102,7 +135,10 @@ test('a fixture of 200 routes gives a valid document; generation time is measure
   const size = JSON.stringify(doc).length;
   t.diagnostic(`200 routes: generation ${runs.map((r) => r.toFixed(1)).join(', ')} ms (first, then warm); ${size} bytes of JSON`);
   assert.equal(Object.keys(doc.paths).length, 100);
-  assert.equal(Object.values(doc.paths).reduce((n: number, item: any) => n + Object.keys(item).length, 0), 200);
+  assert.equal(
+    Object.values(doc.paths).reduce((n: number, item: any) => n + Object.keys(item).length, 0),
+    200,
+  );
   await assertValidOpenApi(doc);
 });
 
@@ -112,15 +148,25 @@ test('a schema without a JSON Schema form: a warning naming the route, a permiss
   const opaque = { '~standard': { version: 1 as const, vendor: 'acme', validate: (value: unknown) => ({ value }) } };
   app.post('/events', { body: z.object({ at: z.date() }) }, () => null);
   app.put('/opaque', { body: opaque }, () => null);
-  app.post('/valibot', { body: v.object({ email: v.pipe(v.string(), v.email()) }), response: { 200: v.object({ ok: v.boolean() }) } }, () => null);
+  app.post(
+    '/valibot',
+    { body: v.object({ email: v.pipe(v.string(), v.email()) }), response: { 200: v.object({ ok: v.boolean() }) } },
+    () => null,
+  );
   const doc: Doc = generateOpenApi(app, { info });
   await assertValidOpenApi(doc);
   assert.equal(logger.warnings.length, 2, logger.warnings.join('\n'));
-  assert.match(logger.warnings[0]!, /^POST \/events body: schema cannot be converted to JSON Schema \(.*Date.*\); documented as any value$/);
+  assert.match(
+    logger.warnings[0]!,
+    /^POST \/events body: schema cannot be converted to JSON Schema \(.*Date.*\); documented as any value$/,
+  );
   assert.match(logger.warnings[1]!, /^PUT \/opaque body: .*vendor \(acme\) offers no JSON Schema conversion/);
   assert.match(doc.paths['/events'].post.requestBody.content['application/json'].schema.description, /no JSON Schema form/);
   // valibot through @valibot/to-json-schema.
-  assert.deepEqual(doc.paths['/valibot'].post.requestBody.content['application/json'].schema.properties.email, { type: 'string', format: 'email' });
+  assert.deepEqual(doc.paths['/valibot'].post.requestBody.content['application/json'].schema.properties.email, {
+    type: 'string',
+    format: 'email',
+  });
   // onWarning takes the warnings instead of the logger.
   const seen: string[] = [];
   generateOpenApi(app, { info, onWarning: (m) => seen.push(m) });
@@ -182,7 +228,10 @@ test('openapi.serve(): the document and the reference page, none of their routes
 test('route security must name declared schemes; duplicate operationIds are refused', () => {
   const app = new App({ logger: silentLogger });
   app.get('/a', { security: [{ apiKey: [] }] }, () => null);
-  assert.throws(() => generateOpenApi(app, { info }), /GET \/a: the route security names the security scheme "apiKey", which is not declared in securitySchemes/);
+  assert.throws(
+    () => generateOpenApi(app, { info }),
+    /GET \/a: the route security names the security scheme "apiKey", which is not declared in securitySchemes/,
+  );
   const twice = new App({ logger: silentLogger });
   twice.get('/a', { operationId: 'same' }, () => null);
   twice.get('/b', { operationId: 'same' }, () => null);
