@@ -46,20 +46,18 @@ export function generateOpenApi(source: RouteSource, options: OpenApiOptions, ex
   const schemas = new SchemaConverter(warn);
   const errors = frameworkErrors(schemas);
   const paths: Record<string, Record<string, unknown>> = {};
-  const operationIds = new Map<string, string>();
   const tagsUsed: string[] = [];
   const http = routesOf(source).filter((r): r is HttpRouteInfo => r.kind === 'http' && r.docs.hide !== true);
   // Explicit methods first, so an any() route on the same path fills only the methods left.
   http.sort((a, b) => Number(a.method === 'ANY') - Number(b.method === 'ANY'));
+  const operationIds = declaredOperationIds(http, exclude);
   for (const route of http) {
     if (exclude.has(`${route.method} ${route.path}`)) continue;
     const { path, wildcard } = templatePath(route);
     const item = (paths[path] ??= {});
     const methods = route.method === 'ANY' ? ANY_METHODS.filter((m) => item[m] === undefined) : [route.method.toLowerCase()];
     for (const method of methods) {
-      const op = operation(route, method, wildcard, schemas, errors, options);
-      const id = uniqueOperationId(route, method, operationIds);
-      op.operationId = id;
+      const op = operation(route, method, uniqueOperationId(route, method, operationIds), wildcard, schemas, errors, options);
       for (const tag of route.docs.tags ?? []) if (!tagsUsed.includes(tag)) tagsUsed.push(tag);
       item[method] = op;
     }
@@ -99,6 +97,7 @@ function templatePath(route: HttpRouteInfo): { path: string; wildcard: string | 
 function operation(
   route: HttpRouteInfo,
   method: string,
+  operationId: string,
   wildcard: string | undefined,
   schemas: SchemaConverter,
   errors: ReturnType<typeof frameworkErrors>,
@@ -110,6 +109,7 @@ function operation(
   if (d.tags !== undefined && d.tags.length > 0) op.tags = [...d.tags];
   if (d.summary !== undefined) op.summary = d.summary;
   if (d.description !== undefined) op.description = d.description;
+  op.operationId = operationId;
   const parameters = [
     ...pathParameters(route, wildcard, schemas, where),
     ...objectParameters(route.schemas.query, 'query', schemas, where),
@@ -248,20 +248,30 @@ function statusDescription(status: string): string {
   return STATUS_TEXT[status] ?? `Status ${status}`;
 }
 
+/** The declared operationIds (taken first, so a generated one never takes a declared name), by id → route. */
+function declaredOperationIds(routes: readonly HttpRouteInfo[], exclude: ReadonlySet<string>): Map<string, string> {
+  const seen = new Map<string, string>();
+  for (const route of routes) {
+    const declared = route.docs.operationId;
+    if (declared === undefined || exclude.has(`${route.method} ${route.path}`)) continue;
+    const where = `${route.method} ${route.path}`;
+    for (const id of route.method === 'ANY' ? ANY_METHODS.map((m) => `${declared}_${m}`) : [declared]) {
+      const other = seen.get(id);
+      if (other !== undefined) throw new Error(`openapi(): operationId "${id}" of ${where} is already used by ${other}`);
+      seen.set(id, where);
+    }
+  }
+  return seen;
+}
+
 /**
- * The declared operationId, else one made from the method and the path (`GET /users/:id` →
- * `getUsersById`), unique in the document: tools name client methods and links after it.
+ * The declared operationId (`_get`, `_post`… added for an any() route), else one made from
+ * the method and the path (`GET /users/:id` → `getUsersById`), unique in the document:
+ * tools name client methods and links after it.
  */
 function uniqueOperationId(route: HttpRouteInfo, method: string, seen: Map<string, string>): string {
-  const where = `${route.method} ${route.path}`;
   const declared = route.docs.operationId;
-  if (declared !== undefined) {
-    const id = route.method === 'ANY' ? `${declared}_${method}` : declared;
-    const other = seen.get(id);
-    if (other !== undefined) throw new Error(`openapi(): operationId "${id}" of ${where} is already used by ${other}`);
-    seen.set(id, where);
-    return id;
-  }
+  if (declared !== undefined) return route.method === 'ANY' ? `${declared}_${method}` : declared;
   const words = route.path
     .split('/')
     .filter((s) => s !== '')
@@ -278,7 +288,7 @@ function uniqueOperationId(route: HttpRouteInfo, method: string, seen: Map<strin
   const base = method + (words.length === 0 ? 'Root' : words.join(''));
   let id = base;
   for (let i = 2; seen.has(id); i++) id = `${base}${i}`;
-  seen.set(id, where);
+  seen.set(id, `${route.method} ${route.path}`);
   return id;
 }
 

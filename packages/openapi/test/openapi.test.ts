@@ -236,6 +236,13 @@ test('route security must name declared schemes; duplicate operationIds are refu
   twice.get('/a', { operationId: 'same' }, () => null);
   twice.get('/b', { operationId: 'same' }, () => null);
   assert.throws(() => generateOpenApi(twice, { info }), /operationId "same" of GET \/b is already used by GET \/a/);
+  // A generated id never takes a declared one, whatever the order.
+  const mixed = new App({ logger: silentLogger });
+  mixed.get('/users', () => null);
+  mixed.post('/other', { operationId: 'getUsers' }, () => null);
+  const doc: Doc = generateOpenApi(mixed, { info });
+  assert.equal(doc.paths['/other'].post.operationId, 'getUsers');
+  assert.equal(doc.paths['/users'].get.operationId, 'getUsers2');
 });
 
 test('bad options throw at openapi() with a message naming the option', () => {
