@@ -5,7 +5,7 @@
 import type { RouteInfo, Schema, WsRouteInfo } from '@tachyon/server';
 import { checkAsyncApiOptions, type AsyncApiOptions, type TopicEvents } from './options.ts';
 import { routesOf, warnerOf, type RouteSource } from './openapi.ts';
-import { SchemaConverter, type JsonSchema } from './schema.ts';
+import { isNoValue, SchemaConverter, type JsonSchema } from './schema.ts';
 
 export type AsyncApiDocument = Record<string, unknown> & { asyncapi: '3.0.0'; channels: Record<string, unknown> };
 
@@ -145,7 +145,7 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
       const sent = message(key, event.name, `The \`${event.name}\` event (\`ref\` asks for a reply).`, {
         type: 'object',
         properties: { type: { const: 'event' }, event: { const: event.name }, data, ref: REF },
-        required: ['type', 'event', ...(event.schema === undefined ? [] : ['data'])],
+        required: ['type', 'event', ...(data === ANY || isNoValue(data) ? [] : ['data'])],
       });
       // An event's reply schema (`reply`, when the server's WsEvent declares one) types its answer.
       const replySchema = (event as { reply?: Schema }).reply;

@@ -54,6 +54,31 @@ function vendorJsonSchema(schema: Schema, io: Io, target: Target): JsonSchema | 
 
 const COMPONENT_NAME = /[^A-Za-z0-9._-]/g;
 
+/** What a schema of "no value" (`z.undefined()`: an event without data) documents: nothing is valid, so the value is absent. */
+const noValue = (): JsonSchema => ({ not: {}, description: 'No value: absent.' });
+
+export function isNoValue(schema: JsonSchema): boolean {
+  const not = schema.not;
+  return typeof not === 'object' && not !== null && Object.keys(not).length === 0;
+}
+
+/**
+ * JSON Schema has no `undefined`, so vendors refuse to convert a schema that accepts only it.
+ * Asked through the validator itself (synchronous answers only): undefined passes, null and {} fail.
+ */
+function acceptsOnlyUndefined(schema: Schema): boolean {
+  const validate = (schema as { '~standard': { validate: (v: unknown) => unknown } })['~standard'].validate;
+  const passes = (value: unknown) => {
+    try {
+      const r = validate(value) as { issues?: unknown } | Promise<unknown>;
+      return r instanceof Promise ? undefined : r.issues === undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return passes(undefined) === true && passes(null) === false && passes({}) === false;
+}
+
 /**
  * Converts schemas for one document. Named sub-schemas (Zod `.meta({ id })`, `$defs`) land
  * in `components` once and are referenced as `#/components/schemas/<name>`; a name already
@@ -79,7 +104,8 @@ export class SchemaConverter {
     if (hit !== undefined) return hit;
     const raw = vendorJsonSchema(schema, io, this.target);
     let out: JsonSchema;
-    if (raw instanceof Error) {
+    if (raw instanceof Error && acceptsOnlyUndefined(schema)) out = noValue();
+    else if (raw instanceof Error) {
       this.warn(`${where}: schema cannot be converted to JSON Schema (${raw.message}); documented as any value`);
       out = { description: 'Not documented: this schema has no JSON Schema form.' };
     } else out = this.hoist(raw, where, io);

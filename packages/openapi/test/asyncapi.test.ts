@@ -68,20 +68,27 @@ test('every ws route is a channel with its events, their replies and the control
 test('typed topic events (the app.topic() extension point) and named schemas as components', async () => {
   const app = new App({ logger: silentLogger });
   const Chat = z.object({ user: z.string(), text: z.string() }).meta({ id: 'ChatMessage' });
-  app.ws('/', { events: { say: { schema: Chat, handler: () => true } } });
+  app.ws('/', { events: { say: { schema: Chat, handler: () => true }, leave: { schema: z.undefined(), handler: () => true } } });
   app.ws('/admin/*', {});
+  const warnings: string[] = [];
   const doc: Doc = generateAsyncApi(app, {
     info,
+    onWarning: (m) => warnings.push(m),
     topics: { 'room:*': { events: { chat: Chat, joined: z.object({ user: z.string() }) } } },
   });
   await assertValidAsyncApi(doc);
   assert.deepEqual(Object.keys(doc.channels), ['root', 'admin']);
   assert.equal(doc.channels.admin.address, '/admin/{wildcard}');
   assert.deepEqual(doc.channels.root.messages.event_say.payload.properties.data, { $ref: '#/components/schemas/ChatMessage' });
+  // z.undefined(): an event without data (JSON Schema has no undefined; no warning).
+  const leave = doc.channels.root.messages.event_leave.payload;
+  assert.deepEqual(leave.properties.data, { not: {}, description: 'No value: absent.' });
+  assert.deepEqual(leave.required, ['type', 'event']);
   // Read as input (what clients send) and as output (what topics carry), Zod's forms differ.
   assert.deepEqual(Object.keys(doc.components.schemas), ['ChatMessage', 'ChatMessageOutput']);
   const pushed = doc.operations.root_events.messages.map((m: Doc) => m.$ref.split('/').pop());
   assert.deepEqual(pushed, ['event', 'topic_room_chat', 'topic_room_joined']);
+  assert.deepEqual(warnings, []);
   assert.deepEqual(doc.channels.root.messages.topic_room_chat.payload.properties.data, { $ref: '#/components/schemas/ChatMessageOutput' });
 });
 
