@@ -104,7 +104,7 @@ const app = new App();
 app.get('/users/:id', { params: z.object({ id: z.coerce.number() }), response: { 200: z.object({ name: z.string() }) } }, () => ({ name: 'Ada' }));
 app.ws('/live', { events: { add: { schema: z.object({ a: z.number() }), handler: () => 1 } } });
 openapi.serve(app, { info: { title: 'Consumer', version: '1.0.0' }, docs: '/docs' });
-app.get('/asyncapi.json', asyncapi(app, { info: { title: 'Consumer', version: '1.0.0' } }));
+asyncapi.serve(app, { info: { title: 'Consumer', version: '1.0.0' } });
 const doc = (await (await app.request('/openapi.json')).json()) as OpenApiDocument;
 const events = (await (await app.request('/asyncapi.json')).json()) as { asyncapi: string };
 const page = await app.request('/docs/swagger-ui-bundle.js');

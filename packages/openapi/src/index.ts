@@ -5,6 +5,7 @@ export { generateOpenApi, type OpenApiDocument, type RouteSource } from './opena
 export { generateAsyncApi, type AsyncApiDocument } from './asyncapi.ts';
 export type {
   AsyncApiOptions,
+  AsyncApiServeOptions,
   InfoObject,
   OpenApiOptions,
   SecurityRequirement,

@@ -5,6 +5,7 @@ import type { App, HttpRouteInfo, RouteInfo, Schema } from '@tachyon/server';
 import { checkOpenApiOptions, checkSecurity, type OpenApiOptions, type TagObject } from './options.ts';
 import { SchemaConverter, type JsonSchema } from './schema.ts';
 import { frameworkErrors } from './errors.ts';
+import { documentRoutes } from './document-routes.ts';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0'; paths: Record<string, Record<string, unknown>> };
 
@@ -38,10 +39,11 @@ export function warnerOf(source: RouteSource, onWarning: ((m: string) => void) |
 
 /**
  * The OpenAPI 3.1 document of `source` (an app, or `app.routes()`), as a plain object: for
- * build scripts and tests. `exclude` lists `METHOD /path` keys left out (the document's own routes).
+ * build scripts and tests. Of an app, the routes serving documents are left out.
  */
-export function generateOpenApi(source: RouteSource, options: OpenApiOptions, exclude: ReadonlySet<string> = new Set()): OpenApiDocument {
+export function generateOpenApi(source: RouteSource, options: OpenApiOptions): OpenApiDocument {
   checkOpenApiOptions(options);
+  const exclude: ReadonlySet<string> = Array.isArray(source) ? new Set() : documentRoutes(source).keys;
   const warn = warnerOf(source, options.onWarning);
   const schemas = new SchemaConverter(warn);
   const errors = frameworkErrors(schemas);

@@ -65,6 +65,12 @@ export interface AsyncApiOptions {
   onWarning?: (message: string) => void;
 }
 
+/** `asyncapi.serve()`: the document's route. */
+export interface AsyncApiServeOptions extends AsyncApiOptions {
+  /** Where the document is served. Default `/asyncapi.json`. */
+  path?: string;
+}
+
 export type TopicEvents = Readonly<Record<string, { readonly events: Readonly<Record<string, Schema>> }>>;
 
 const OPENAPI_KEYS = Object.keys({
@@ -153,10 +159,9 @@ export function checkSecurity(where: string, what: string, security: unknown, sc
     }
 }
 
-export function checkAsyncApiOptions(options: unknown): asserts options is AsyncApiOptions {
-  const where = 'asyncapi()';
+export function checkAsyncApiOptions(options: unknown, where = 'asyncapi()', withPath = false): asserts options is AsyncApiOptions {
   if (!isObject(options)) fail(where, 'options must be an object: { info: { title, version } }');
-  checkKnownKeys(where, options, ASYNCAPI_KEYS);
+  checkKnownKeys(where, options, withPath ? [...ASYNCAPI_KEYS, 'path'] : ASYNCAPI_KEYS);
   checkInfo(where, options.info);
   const o = options as Partial<AsyncApiOptions>;
   if (o.servers !== undefined) {

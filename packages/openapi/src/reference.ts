@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 export interface ReferenceFiles {
+  /** The page's path without a trailing slash ('' for the root). */
+  readonly base: string;
   /** Relative name under the docs path → [content type, body]. */
   readonly files: ReadonlyMap<string, readonly [string, string]>;
   readonly page: string;
@@ -38,5 +40,5 @@ export function referenceFiles(base: string, documentUrl: string, title: string)
     ['swagger-ui-bundle.js', ['text/javascript; charset=utf-8', read('swagger-ui-bundle.js')]],
     ['init.js', ['text/javascript; charset=utf-8', init]],
   ]);
-  return { files, page };
+  return { base, files, page };
 }

@@ -28,6 +28,10 @@ openapi.serve(app, {
   onWarning: (message: string) => void message,
 });
 
+asyncapi.serve(app, { info, path: '/events.json' });
+// @ts-expect-error path is openapi.serve()'s and asyncapi.serve()'s, not the handlers'
+asyncapi(app, { info, path: '/events.json' });
+
 const doc: OpenApiDocument = generateOpenApi(app, { info });
 const fromTable: OpenApiDocument = generateOpenApi(app.routes(), { info });
 const version: '3.1.0' = doc.openapi;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { App, silentLogger, type Logger } from '@tachyon/server';
 import * as v from 'valibot';
 import { z } from 'zod';
-import { generateOpenApi, openapi } from '../src/index.ts';
+import { asyncapi, generateOpenApi, openapi } from '../src/index.ts';
 import { assertValidOpenApi, shopApp } from './app.ts';
 
 const info = { title: 'Shop', version: '1.0.0' };
@@ -223,6 +223,26 @@ test('openapi.serve(): the document and the reference page, none of their routes
   assert.equal(doc.paths['/api/spec.json'], undefined);
   assert.equal((await other.request('/docs')).status, 404);
   await other.close();
+});
+
+test('document routes are never listed: declared by serve() from the start, handlers once requested', async () => {
+  const app = shopApp();
+  asyncapi.serve(app, { info });
+  app.get('/asyncapi-copy.json', asyncapi(app, { info }));
+  app.get('/openapi.json', openapi(app, { info, securitySchemes }));
+  const paths = async () => Object.keys(((await (await app.request('/openapi.json')).json()) as Doc).paths);
+  const api = ['/echo', '/files/{wildcard}', '/health', '/users', '/users/{id}'];
+  // The copy's handler has not been requested yet: its route is still an ordinary one.
+  assert.deepEqual(await paths(), ['/asyncapi-copy.json', ...api]);
+  assert.equal((await app.request('/asyncapi-copy.json')).status, 200);
+  assert.deepEqual(await paths(), api, 'made again without it');
+  assert.deepEqual(Object.keys(generateOpenApi(app, { info, securitySchemes }).paths), api);
+  assert.throws(() => asyncapi.serve(app, { info, path: 'x' } as never), /asyncapi\.serve\(\): path must be a literal path/);
+  assert.throws(
+    () => asyncapi.serve(app, { info, pth: '/x' } as never),
+    /asyncapi\.serve\(\): unknown option "pth" \(did you mean "path"\?\)/,
+  );
+  await app.close();
 });
 
 test('route security must name declared schemes; duplicate operationIds are refused', () => {
