@@ -69,3 +69,32 @@ test('the docs page renders every operation from memory, with no request outside
     await app.close();
   }
 });
+
+test("the page renders under the Content-Security-Policy default-src 'self'; img-src 'self' data: (no inline script or style)", async () => {
+  const app = shopApp();
+  const policy = "default-src 'self'; img-src 'self' data:";
+  app.use((_req, res, next) => {
+    res.header('content-security-policy', policy);
+    return next();
+  });
+  openapi.serve(app, {
+    info: { title: 'Shop API', version: '1.0.0' },
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    docs: '/docs',
+  });
+  const server = await app.listen(0, '127.0.0.1');
+  const page = await browser.newPage();
+  try {
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.goto(`http://127.0.0.1:${server.port}/docs`);
+    await page.waitForSelector('.opblock', { timeout: 30_000 });
+    assert.ok((await page.locator('.opblock').count()) > 0);
+    assert.deepEqual(violations, []);
+  } finally {
+    await page.close();
+    await app.close();
+  }
+});
