@@ -27,7 +27,7 @@ export { negotiateEncoding, type CompressionOptions, type Encoding } from './htt
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
 export { Router, type RouteMethod } from './routing/router.ts';
-export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-table.ts';
+export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-info.ts';
 export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
 export {
   BrokerBus,

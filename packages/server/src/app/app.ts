@@ -16,20 +16,13 @@ import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
 import { Scope, checkDependencies } from '../routing/scope.ts';
-import {
-  allMiddleware,
-  describeHttpRoute,
-  freezeRouters,
-  flattenRoutes,
-  type MountInfo,
-  type RouteInfo,
-  type StaticInfo,
-} from '../routing/route-table.ts';
+import { allMiddleware, freezeRouters, flattenRoutes } from '../routing/route-table.ts';
+import { describeHttpRoute, type MountInfo, type RouteInfo, type StaticInfo, type WsRouteInfo } from '../routing/route-info.ts';
 import { checkHookFunction } from '../http/hooks.ts';
 import { requestIdHook } from '../http/observe/request-id-hook.ts';
 import { accessLogHook } from '../http/observe/access-log.ts';
 import { emptyWsHooks } from '../realtime/ws-hooks.ts';
-import { isAppLevelHook, type AppHookLists, type AppHooks, type RouteDeclaration } from './hooks.ts';
+import { isAppLevelHook, type AppHookLists, type AppHooks } from './hooks.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
@@ -78,7 +71,7 @@ export class App extends Scope<AppHooks> {
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
   /** App-level hooks (WebSocket and lifecycle); the HTTP ones live on the root scope. */
-  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onRoute: [], onReady: [], onListen: [] };
+  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onReady: [], onListen: [] };
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private server: Server | undefined;
@@ -91,7 +84,6 @@ export class App extends Scope<AppHooks> {
   private readonly wsRoutes: WsRouteSpec[] = [];
   /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
   private readonly served: (MountInfo | StaticInfo)[] = [];
-  private readonly servingHandlers = new WeakSet<object>();
   private started: Promise<Running> | undefined;
   private loopback: Loopback | undefined;
   /** The cluster this app joined (joinCluster), if any. */
@@ -158,8 +150,8 @@ export class App extends Scope<AppHooks> {
     if (base !== '' && !base.startsWith('/')) throw new TypeError(`Mount prefix must start with "/": ${prefix}`);
     const route = fetchRoute(handler, { stripPrefix: options.stripPrefix ? base : '' });
     const routeOptions = { dedup: options.dedup ?? false, compress: options.compress, bodyLimit: options.bodyLimit };
-    this.served.push(Object.freeze({ kind: 'mount' as const, prefix: base || '/', stripPrefix: options.stripPrefix ?? false }));
-    this.servingHandlers.add(route);
+    this.declareServed(Object.freeze({ kind: 'mount' as const, prefix: base || '/', stripPrefix: options.stripPrefix ?? false }));
+    this._registry.unlisted.add(route);
     if (base !== '') this.any(base, routeOptions, route);
     this.any(`${base}/*`, routeOptions, route);
     return this;
@@ -209,6 +201,14 @@ export class App extends Scope<AppHooks> {
    * for theirs), the WebSocket hooks, and onRoute, onReady, onListen, onClose.
    */
   override addHook<K extends keyof AppHooks & string>(name: K, hook: AppHooks[K]): this {
+    if (name === 'onRoute') {
+      super.addHook(name, hook);
+      // The scope's listener heard the HTTP routes so far; it hears what only the app declares too.
+      const listener = this._routeListeners[this._routeListeners.length - 1]!;
+      for (const r of this.wsRoutes) listener(wsInfo(r), r.behavior, undefined);
+      for (const info of this.served) listener(info, undefined, undefined);
+      return this;
+    }
     if (typeof name !== 'string' || !isAppLevelHook(name)) return super.addHook(name, hook);
     this._checkOpen(`addHook("${name}")`);
     checkHookFunction(name, hook, 'addHook()');
@@ -222,10 +222,19 @@ export class App extends Scope<AppHooks> {
    * events with replies, raw messages. See docs/realtime.md.
    */
   ws<Data = undefined, E = {}>(path: string, behavior: WsBehavior<Data, E>): this {
+    this._checkOpen('app.ws()');
     const pattern = parsePattern(path);
     checkWsBehavior(path, behavior);
-    this.wsRoutes.push({ pattern, behavior });
+    const spec: WsRouteSpec = { pattern, behavior };
+    for (const listener of this._routeListeners) listener(wsInfo(spec), behavior, undefined);
+    this.wsRoutes.push(spec);
     return this;
+  }
+
+  /** A mount or static directory: listed by routes(), heard by onRoute. */
+  private declareServed(info: MountInfo | StaticInfo): void {
+    for (const listener of this._routeListeners) listener(info, undefined, undefined);
+    this.served.push(info);
   }
 
   /**
@@ -306,10 +315,10 @@ export class App extends Scope<AppHooks> {
     // Files carry their own precompressed variants and validators: no dynamic compression,
     // and no dedup (a 304 or 206 for one client must never reach another).
     const routeOptions = { compress: false, dedup: false };
-    this.served.push(Object.freeze({ kind: 'static' as const, prefix: base || '/', dir }));
+    this.declareServed(Object.freeze({ kind: 'static' as const, prefix: base || '/', dir }));
     this.loading.push(
       createStatic(dir, { ...options, notFound }).then((files) => {
-        this.servingHandlers.add(files.handler);
+        this._registry.unlisted.add(files.handler);
         this.onClose(() => files.close());
         if (base !== '') this.get(base, routeOptions, files.handler);
         this.get(`${base}/*`, routeOptions, files.handler);
@@ -327,10 +336,10 @@ export class App extends Scope<AppHooks> {
     if (this.uws) throw new Error('app.client() must be called before listen()');
     const bundle = resolveClientBundle();
     const staticOptions = clientStaticOptions(path, options, bundle);
-    this.served.push(Object.freeze({ kind: 'static' as const, prefix: path, dir: bundle.dir }));
+    this.declareServed(Object.freeze({ kind: 'static' as const, prefix: path, dir: bundle.dir }));
     this.loading.push(
       createStatic(bundle.dir, staticOptions).then((files) => {
-        this.servingHandlers.add(files.handler);
+        this._registry.unlisted.add(files.handler);
         this.get(path, { compress: false, dedup: false }, files.handler);
       }),
     );
@@ -344,28 +353,11 @@ export class App extends Scope<AppHooks> {
    * generators and tooling walk it. Schemas are the objects given to the routes.
    */
   routes(): RouteInfo[] {
-    return this.declarations().map((d) => d[0]);
-  }
-
-  /** Every route's description with its options as declared (what onRoute gets). */
-  private declarations(): [RouteInfo, RouteDeclaration][] {
-    const served = this.servingHandlers;
+    const unlisted = this._registry.unlisted;
     const http = flattenRoutes(this)
-      .filter((r) => !served.has(r.record.handlers[0]!))
-      .map((r): [RouteInfo, RouteDeclaration] => [describeHttpRoute(r), r.record.options]);
-    const ws = this.wsRoutes.map((r): [RouteInfo, RouteDeclaration] => [
-      Object.freeze({
-        kind: 'ws' as const,
-        path: r.pattern.path,
-        events: Object.freeze(
-          Object.entries(r.behavior.events ?? {}).map(([name, def]) =>
-            Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }),
-          ),
-        ),
-      }),
-      r.behavior,
-    ]);
-    return [...http, ...ws, ...this.served.map((info): [RouteInfo, RouteDeclaration] => [info, undefined])];
+      .filter((r) => !unlisted.has(r.record.handlers[0]!))
+      .map((r) => describeHttpRoute(r.record, r.pattern, r.middleware.length));
+    return [...http, ...this.wsRoutes.map(wsInfo), ...this.served];
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
@@ -507,7 +499,6 @@ export class App extends Scope<AppHooks> {
       notFound: this.notFoundHandler,
       wsHooks: this.appHooks,
     }));
-    for (const hook of this.appHooks.onRoute) for (const [info, options] of this.declarations()) await hook(info, options);
     for (const hook of this.appHooks.onReady) await hook();
     await this.hub.startBus();
     return {
@@ -519,4 +510,17 @@ export class App extends Scope<AppHooks> {
       stopAccepting: () => this.loopback?.close(),
     };
   }
+}
+
+/** A WebSocket route's description (routes(), onRoute). */
+function wsInfo(r: WsRouteSpec): WsRouteInfo {
+  return Object.freeze({
+    kind: 'ws' as const,
+    path: r.pattern.path,
+    events: Object.freeze(
+      Object.entries(r.behavior.events ?? {}).map(([name, def]) =>
+        Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }),
+      ),
+    ),
+  });
 }

@@ -6,7 +6,8 @@ import { compileRoute, type Dispatcher, type RouteSpec } from '../http/compile-r
 import type { Request } from '../http/io/request.ts';
 import type { ErrorHandler, Handler, HttpMethod, NotFoundHandler } from '../http/types.ts';
 import { parsePattern, type Pattern } from '../core/path.ts';
-import { flattenRoutes, middlewareFor, rootScope, type FlatRoute, type ScopedMiddleware } from '../routing/route-table.ts';
+import { flattenRoutes, rootScope, type FlatRoute } from '../routing/route-table.ts';
+import { middlewareFor, type ScopedMiddleware } from '../routing/route-info.ts';
 import { decoratedClass } from '../http/decorations.ts';
 import { Request as RequestClass } from '../http/io/request.ts';
 import { Response as ResponseClass } from '../http/io/response.ts';

@@ -3,7 +3,7 @@
 // and the like), onReady (started), onListen (listening), onClose (closed, in reverse order).
 import type { HttpHooks } from '../http/hooks.ts';
 import type { RouteOptions } from '../http/types.ts';
-import type { RouteInfo } from '../routing/route-table.ts';
+import type { RouteInfo } from '../routing/route-info.ts';
 import type { WsBehavior } from '../realtime/behavior.ts';
 import { WS_HOOK_NAMES, type WsHookLists, type WsHooks } from '../realtime/ws-hooks.ts';
 
@@ -12,10 +12,12 @@ export type RouteDeclaration = RouteOptions | WsBehavior<any, any> | undefined;
 
 export interface AppLifecycleHooks {
   /**
-   * Every route, when the app starts, in declaration order: the description `app.routes()`
+   * Every route as it is declared, with its full path (a router's routes when it is attached;
+   * added late, it first hears the routes declared before it): the description `app.routes()`
    * returns (HTTP and WebSocket routes, mounts, static directories) and the route's options
    * (RouteOptions for HTTP routes, the behavior for WebSocket routes, undefined otherwise).
-   * A throw fails the start.
+   * A throw fails the declaration; a rejected promise fails the start. Scopes take it too
+   * (their routes and those below).
    */
   onRoute: (route: RouteInfo, options: RouteDeclaration) => unknown;
   /** Once the app started (routes compiled), before it serves. Awaited; a throw fails the start. */
@@ -29,11 +31,11 @@ export interface AppLifecycleHooks {
 /** Every hook `app.addHook` takes. */
 export interface AppHooks extends HttpHooks, WsHooks, AppLifecycleHooks {}
 
-export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHooks>(['onRoute', 'onReady', 'onListen', 'onClose']);
+/** The app-only lifecycle hooks (onRoute is a scope hook: scopes take it too). */
+export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHooks>(['onReady', 'onListen', 'onClose']);
 
 /** The app-level hooks, by name. */
 export interface AppHookLists extends WsHookLists {
-  onRoute: AppLifecycleHooks['onRoute'][];
   onReady: AppLifecycleHooks['onReady'][];
   onListen: AppLifecycleHooks['onListen'][];
 }

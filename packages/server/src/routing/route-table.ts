@@ -2,12 +2,11 @@
 // handlers that apply to it, flattened once from the app and its routers. The app compiles
 // it onto the uWS router; `app.routes()` exposes a read-only description of it (for docs,
 // OpenAPI, tooling).
-import { joinPaths, parsePattern, pathInPrefix, prefixApplies, type Pattern } from '../core/path.ts';
-import type { MiddlewareRecord, RouteRecord, Router } from './router.ts';
-import type { BodyKind, ErrorHandler, Handler, HttpMethod, Middleware, ResponseSchemas, RouteDocs, RouteOptions } from '../http/types.ts';
-import type { Request } from '../http/io/request.ts';
-import type { Response } from '../http/io/response.ts';
-import type { Schema } from '../http/validation.ts';
+import { joinPaths, parsePattern, type Pattern } from '../core/path.ts';
+import type { Router } from './router.ts';
+import type { MiddlewareRecord, RouteRecord } from './route-record.ts';
+import type { ErrorHandler, Handler } from '../http/types.ts';
+import { middlewareFor, type ScopedMiddleware } from './route-info.ts';
 import { mergeHooks, NO_HOOKS, type HookLists } from '../http/hooks.ts';
 import type { Decoration } from '../http/decorations.ts';
 
@@ -30,11 +29,6 @@ interface Inherited {
   hooks: HookLists;
   requestDecorations: readonly Decoration[];
   replyDecorations: readonly Decoration[];
-}
-
-export interface ScopedMiddleware {
-  prefix: string | null; // absolute; null = unconditional within its router
-  handlers: Middleware[];
 }
 
 /** Every route of `root` and the routers attached to it, with full paths. */
@@ -86,7 +80,6 @@ function extend(outer: readonly Decoration[], more: readonly Decoration[]): read
   return outer.length === 0 ? more : [...outer, ...more];
 }
 
-/** Every router in the tree (the app first), once each. */
 /** Every middleware function declared on `root` and the routers attached to it, each once. */
 export function allMiddleware(root: Router): Set<Function> {
   const out = new Set<Function>();
@@ -99,6 +92,7 @@ export function freezeRouters(root: Router): void {
   for (const r of allRouters(root)) r._frozen = true;
 }
 
+/** Every router in the tree (the app first), once each. */
 export function allRouters(root: Router): Router[] {
   const seen = new Set<Router>();
   const walk = (r: Router) => {
@@ -108,94 +102,4 @@ export function allRouters(root: Router): Router[] {
   };
   walk(root);
   return [...seen];
-}
-
-/** Middleware that applies to a route, with a runtime path check only where a :param overlaps the prefix. */
-export function middlewareFor(pattern: Pattern, scoped: ScopedMiddleware[]): Handler<any>[] {
-  const out: Handler<any>[] = [];
-  for (const m of scoped) {
-    const applies = m.prefix === null ? 'always' : prefixApplies(m.prefix, pattern);
-    if (applies === 'never') continue;
-    for (const h of m.handlers) {
-      if (applies === 'always') out.push(h);
-      else {
-        const prefix = m.prefix!;
-        out.push((req: Request<any>, res: Response, next) => (pathInPrefix(req.path, prefix) ? h(req, res, next) : next()));
-      }
-    }
-  }
-  return out;
-}
-
-/** One HTTP route as declared, for readers of the table (OpenAPI, docs, tests). */
-export interface HttpRouteInfo {
-  readonly kind: 'http';
-  /** Upper-case method, or 'ANY'. */
-  readonly method: HttpMethod | 'ANY';
-  /** The full path pattern (`/users/:id`, `/static/*`). */
-  readonly path: string;
-  readonly params: readonly string[];
-  readonly schemas: Readonly<{ params?: Schema; query?: Schema; body?: Schema; headers?: Schema; cookies?: Schema }>;
-  /** Body kinds a body schema accepts. */
-  readonly consumes: readonly BodyKind[];
-  readonly bodyLimit?: number;
-  readonly timeout?: number;
-  readonly dedup?: boolean;
-  /** Number of middleware that run before validation (app and routers). */
-  readonly middleware: number;
-  /** Reply schemas by status, as declared (`response`); empty when none. */
-  readonly response: ResponseSchemas;
-  /** The route's documentation fields (summary, description, tags, deprecated, operationId, security, hide). */
-  readonly docs: RouteDocs;
-}
-
-/** One WebSocket route as declared. */
-export interface WsRouteInfo {
-  readonly kind: 'ws';
-  readonly path: string;
-  readonly events: readonly { readonly name: string; readonly schema?: Schema }[];
-}
-
-/** A web-standard fetch handler mounted under `prefix` (`app.mount`): every method, every path below. */
-export interface MountInfo {
-  readonly kind: 'mount';
-  readonly prefix: string;
-  readonly stripPrefix: boolean;
-}
-
-/** Files served from memory under `prefix` (`app.static`, or `app.client`'s one file): GET and HEAD. */
-export interface StaticInfo {
-  readonly kind: 'static';
-  readonly prefix: string;
-  readonly dir: string;
-}
-
-export type RouteInfo = HttpRouteInfo | WsRouteInfo | MountInfo | StaticInfo;
-
-export function describeHttpRoute(r: FlatRoute): HttpRouteInfo {
-  const o = r.record.options;
-  const schemas: Record<string, Schema> = {};
-  for (const key of ['params', 'query', 'body', 'headers', 'cookies'] as const) if (o[key] !== undefined) schemas[key] = o[key]!;
-  return Object.freeze({
-    kind: 'http' as const,
-    method: r.record.method ?? 'ANY',
-    path: r.pattern.path,
-    params: Object.freeze([...r.pattern.paramNames]),
-    schemas: Object.freeze(schemas),
-    consumes: Object.freeze([...(o.consumes ?? ['json'])]),
-    ...(o.bodyLimit !== undefined && { bodyLimit: o.bodyLimit }),
-    ...(o.timeout !== undefined && { timeout: o.timeout }),
-    ...(o.dedup !== undefined && { dedup: o.dedup }),
-    middleware: r.middleware.length,
-    response: Object.freeze({ ...o.response }),
-    docs: Object.freeze(pickDocs(o)),
-  });
-}
-
-const DOC_KEYS = ['summary', 'description', 'tags', 'deprecated', 'operationId', 'security', 'hide'] as const;
-
-function pickDocs(o: RouteOptions): RouteDocs {
-  const docs: Record<string, unknown> = {};
-  for (const key of DOC_KEYS) if (o[key] !== undefined) docs[key] = o[key];
-  return docs as RouteDocs;
 }

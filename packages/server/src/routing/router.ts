@@ -7,21 +7,10 @@ import { routeHookLists, type HookLists } from '../http/hooks.ts';
 import type { Decoration } from '../http/decorations.ts';
 import { resolveCompression } from '../http/compression.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
+import { announceAttach, announceRoute, type RouteListener } from './route-announce.ts';
+import type { MiddlewareRecord, RouteRecord } from './route-record.ts';
 
-export interface RouteRecord {
-  method: HttpMethod | null; // null: any method
-  path: string;
-  options: RouteOptions;
-  handlers: Handler<any>[];
-  /** The route's own hooks (options.hooks), checked and as lists. */
-  hooks: HookLists;
-}
-
-export interface MiddlewareRecord {
-  /** Literal prefix relative to the router, or null for every route of the router. */
-  prefix: string | null;
-  handlers: Middleware[];
-}
+export type { MiddlewareRecord, RouteRecord } from './route-record.ts';
 
 /** Registers a route: `(path, ...handlers)` or `(path, options, ...handlers)`. */
 export interface RouteMethod<Self> {
@@ -46,6 +35,10 @@ export class Router {
   /** @internal */ readonly _replyDecorations: Decoration[] = [];
   /** Set when the app starts: declaring anything more is an error. @internal */
   _frozen = false;
+  /** Where this router is attached: its parents and the prefixes there. @internal */
+  readonly _attachedTo: { parent: Router; prefix: string }[] = [];
+  /** onRoute listeners of this scope (route-announce.ts). @internal */
+  readonly _routeListeners: RouteListener[] = [];
 
   readonly get: RouteMethod<this> = this.route('GET');
   readonly post: RouteMethod<this> = this.route('POST');
@@ -69,7 +62,9 @@ export class Router {
       for (const h of rest)
         if (typeof h !== 'function') throw new TypeError(`Route ${method ?? 'ANY'} ${path}: handlers must be functions`);
       const hooks = routeHookLists(`Route ${method ?? 'ANY'} ${path}`, options.hooks);
-      this._routes.push({ method, path, options, handlers: rest as Handler<any>[], hooks });
+      const record: RouteRecord = { method, path, options, handlers: rest as Handler<any>[], hooks };
+      announceRoute(this, record); // onRoute listeners run first: one that throws leaves the route undeclared
+      this._routes.push(record);
       return this;
     }) as RouteMethod<this>;
   }
@@ -100,7 +95,10 @@ export class Router {
     this._checkOpen('attach()');
     if (!(router instanceof Router)) throw new TypeError('attach() needs a Router');
     if (router === this) throw new TypeError('A router cannot be attached to itself');
-    this._children.push({ prefix: normalizePrefix(prefix), router });
+    const at = normalizePrefix(prefix);
+    announceAttach(this, at, router);
+    this._children.push({ prefix: at, router });
+    router._attachedTo.push({ parent: this, prefix: at });
     return this;
   }
 

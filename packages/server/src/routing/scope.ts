@@ -7,6 +7,21 @@ import { checkHookFunction, HTTP_HOOK_NAMES, type HttpHooks } from '../http/hook
 import { checkDecoration, type Decoration } from '../http/decorations.ts';
 import type { AppDecorations, ReplyDecorations, RequestDecorations } from '../http/decoration-types.ts';
 import { Router } from './router.ts';
+import { replayRoutes, type RouteListener } from './route-announce.ts';
+import type { RouteInfo } from './route-info.ts';
+
+/**
+ * onRoute: hears every route of its scope and the scopes below, with its full path, when it is
+ * declared (and, when added late, the routes declared before it). `options` are the route's
+ * options as declared (RouteOptions for HTTP routes; the WebSocket behavior; undefined for
+ * mounts and static directories). A throw fails the declaration; a rejection fails the start.
+ */
+export type OnRouteHook = (route: RouteInfo, options: any) => unknown;
+
+/** The hooks a scope takes: the HTTP hooks and onRoute. */
+export interface ScopeHooks extends HttpHooks {
+  onRoute: OnRouteHook;
+}
 
 /** What `definePlugin` records about a plugin. */
 export interface PluginMeta {
@@ -57,19 +72,21 @@ export interface PluginRegistry {
   readonly names: Set<string>;
   /** Plugins with dependencies, checked when the app starts. */
   readonly needs: { name: string; dependencies: readonly string[] }[];
-  /** Registrations still running (async plugins): the app waits for them before it starts. */
+  /** Registrations still running (async plugins) and async onRoute hooks: the app waits for them before it starts. */
   readonly pending: Promise<unknown>[];
+  /** Handlers of routes the app made itself (a mount's or static directory's catch-all): onRoute does not hear them. */
+  readonly unlisted: WeakSet<object>;
 }
 
 /** The hook names only the app itself takes (WebSocket and app-level hooks), for a clear error in a scope. */
-const APP_ONLY_HOOKS = new Set(['onRoute', 'onReady', 'onListen', 'onClose', 'onUpgrade', 'onOpen', 'onEvent', 'onSocketClose']);
+const APP_ONLY_HOOKS = new Set(['onReady', 'onListen', 'onClose', 'onUpgrade', 'onOpen', 'onEvent', 'onSocketClose']);
 
 /**
  * A router with plugins, hooks and decorators. The App is the root scope; `register` makes
  * the others. `H` lists the hooks `addHook` takes (the App adds WebSocket and app hooks).
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merge is how decorate() values are typed (no runtime members are declared here)
-export class Scope<H extends object = HttpHooks> extends Router {
+export class Scope<H extends object = ScopeHooks> extends Router {
   /** @internal */ readonly _registry: PluginRegistry;
   /** Values given to decorate() here and above (children copy them). @internal */
   readonly _decorations: Map<string, unknown>;
@@ -79,7 +96,7 @@ export class Scope<H extends object = HttpHooks> extends Router {
   /** @internal */
   constructor(parent?: Scope<any>) {
     super();
-    this._registry = parent?._registry ?? { names: new Set(), needs: [], pending: [] };
+    this._registry = parent?._registry ?? { names: new Set(), needs: [], pending: [], unlisted: new WeakSet() };
     this._decorations = new Map(parent?._decorations);
     this._parent = parent;
     for (const [name, value] of this._decorations) Object.defineProperty(this, name, { value, enumerable: true });
@@ -100,19 +117,43 @@ export class Scope<H extends object = HttpHooks> extends Router {
   addHook<K extends keyof H & string>(name: K, hook: H[K]): this {
     this._checkOpen(`addHook("${String(name)}")`);
     if (typeof name !== 'string') throw new TypeError('addHook(name, fn): name must be a hook name');
+    if (name === 'onRoute') {
+      checkHookFunction(name, hook, 'addHook()');
+      this._listenRoutes(hook as unknown as OnRouteHook);
+      return this;
+    }
     if (!HTTP_HOOK_NAMES.has(name)) {
       if (APP_ONLY_HOOKS.has(name))
         throw new TypeError(
           `addHook("${name}"): an app-level hook; add it with app.addHook(), or from a plugin defined with { global: true } registered on the app`,
         );
       throw new TypeError(
-        `addHook("${name}"): unknown hook (HTTP hooks: ${[...HTTP_HOOK_NAMES].join(', ')}; app: ${[...APP_ONLY_HOOKS].join(', ')})`,
+        `addHook("${name}"): unknown hook (HTTP hooks: ${[...HTTP_HOOK_NAMES].join(', ')}, onRoute; app: ${[...APP_ONLY_HOOKS].join(', ')})`,
       );
     }
     checkHookFunction(name, hook, 'addHook()');
     const hooks = this._hooks as Record<string, Function[]>;
     (hooks[name] ??= []).push(hook as Function);
     return this;
+  }
+
+  /**
+   * Adds an onRoute listener here: it hears the HTTP routes already declared in this scope and
+   * below, then each new one as it is declared. The App adds what only it declares (WebSocket
+   * routes, mounts, static directories). A promise it returns is awaited before the app starts.
+   */
+  private _listenRoutes(hook: OnRouteHook): void {
+    const { unlisted, pending } = this._registry;
+    const listener: RouteListener = (info, options, handler) => {
+      if (handler !== undefined && unlisted.has(handler)) return;
+      const result = hook(info, options);
+      if (result instanceof Promise) {
+        result.catch(() => {}); // the start fails with it; no unhandled rejection meanwhile
+        pending.push(result);
+      }
+    };
+    replayRoutes(this, listener);
+    this._routeListeners.push(listener);
   }
 
   /**
@@ -201,7 +242,7 @@ export class Scope<H extends object = HttpHooks> extends Router {
 
 // Values given to decorate() are readable on the scope: `scope.db`.
 // biome-ignore lint/correctness/noUnusedVariables: a merged declaration repeats the class's type parameters
-export interface Scope<H extends object = HttpHooks> extends AppDecorations {}
+export interface Scope<H extends object = ScopeHooks> extends AppDecorations {}
 
 function decoration(name: string, value: unknown): Decoration {
   return Object.freeze({ name, value });

@@ -187,18 +187,44 @@ describe('hooks that fail', () => {
     await app.close();
   });
 
-  test('a throwing onRoute or onReady fails the start with its error', async () => {
+  test('a throwing onRoute fails the declaration (the route is not declared); a rejecting one, or a throwing onReady, fails the start', async () => {
     const app = new App();
     app.addHook('onReady', () => {
       throw new Error('not ready');
     });
     await assert.rejects(app.listen(0, '127.0.0.1'), /not ready/);
+
     const other = new App();
     other.get('/x', () => 'x');
-    other.addHook('onRoute', () => {
-      throw new Error('no route for you');
+    // Added late, it hears /x at once: the throw comes out of addHook.
+    assert.throws(
+      () =>
+        other.addHook('onRoute', (route) => {
+          if (route.kind === 'http' && route.path !== '/ok') throw new Error(`no route for you: ${route.path}`);
+        }),
+      /no route for you: \/x/,
+    );
+    const strict = new App();
+    strict.addHook('onRoute', (route) => {
+      if (route.kind === 'http' && !route.path.startsWith('/api/')) throw new Error(`routes live under /api: ${route.path}`);
     });
-    await assert.rejects(other.request('/x'), /no route for you/);
+    strict.get('/api/a', () => 'a');
+    assert.throws(() => strict.get('/b', () => 'b'), /routes live under \/api: \/b/);
+    assert.deepEqual(
+      strict.routes().map((r) => (r.kind === 'http' ? r.path : r.kind)),
+      ['/api/a'],
+      'the refused route was not declared',
+    );
+    assert.equal((await strict.request('/b')).status, 404);
+    await strict.close();
+
+    const later = new App();
+    later.addHook('onRoute', async (route) => {
+      await new Promise((r) => setTimeout(r, 5));
+      if (route.kind === 'http' && route.path === '/slow') throw new Error('checked later: /slow');
+    });
+    later.get('/slow', () => 'x');
+    await assert.rejects(later.request('/slow'), /checked later: \/slow/);
   });
 });
 
