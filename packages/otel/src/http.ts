@@ -8,7 +8,17 @@
 //   onError     5xx: the exception recorded, error.type, status ERROR (4xx leave it unset)
 //   onTimeout / onAbort   marked on the span
 //   onResponse  the status code, and the span ends
-import { SpanKind, SpanStatusCode, context, propagation, trace, ROOT_CONTEXT, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  ROOT_CONTEXT,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { Next, Request, Response, ResponseInfo } from '@tachyon/server';
 import { requestHeaders } from './propagation.ts';
 
@@ -33,7 +43,7 @@ const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'P
 /** The hooks and the middleware, made once per app. `routed(req)` says whether a route matched (not the not-found answer). */
 export function httpTracing(tracer: Tracer, ignore: ((req: Request) => boolean) | null, routed: (req: Request) => boolean) {
   const onRequest = (req: Request): void => {
-    if (ignore !== null && ignore(req)) return;
+    if (ignore?.(req) === true) return;
     const parent = propagation.extract(ROOT_CONTEXT, req, requestHeaders);
     const known = KNOWN_METHODS.has(req.method);
     const method = known ? req.method : '_OTHER';

@@ -15,7 +15,7 @@ import { splitHost } from './http.ts';
 
 export function websocketTracing(tracer: Tracer, ignore: ((req: Request) => boolean) | null, wsRoutes: ReadonlySet<string>) {
   const onUpgrade = (req: Request): void => {
-    if (ignore !== null && ignore(req)) return;
+    if (ignore?.(req) === true) return;
     const parent = propagation.extract(ROOT_CONTEXT, req, requestHeaders);
     // The upgrade request carries no route pattern: an exact path of a ws route is one.
     const route = wsRoutes.has(req.path) ? req.path : undefined;

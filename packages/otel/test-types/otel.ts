@@ -11,6 +11,7 @@ await app.register(otel({ tracerProvider: trace.getTracerProvider() }));
 
 app.get('/users/:id', (req) => {
   const t: RequestTrace | null = req.otel;
+  void t;
   const span: Span | undefined = req.otel?.span;
   span?.setAttribute('user.id', req.params.id);
   return { id: req.params.id };

@@ -22,7 +22,13 @@ export async function spanNamed(name: string, timeout = 2000): Promise<ReadableS
   for (;;) {
     const found = exporter.getFinishedSpans().find((s) => s.name === name);
     if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error(`no span named ${JSON.stringify(name)}; have ${exporter.getFinishedSpans().map((s) => s.name).join(', ')}`);
+    if (Date.now() > end)
+      throw new Error(
+        `no span named ${JSON.stringify(name)}; have ${exporter
+          .getFinishedSpans()
+          .map((s) => s.name)
+          .join(', ')}`,
+      );
     await sleep(10);
   }
 }
