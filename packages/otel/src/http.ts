@@ -48,8 +48,10 @@ export function httpTracing(tracer: Tracer, ignore: ((req: Request) => boolean) 
     const known = KNOWN_METHODS.has(req.method);
     const method = known ? req.method : '_OTHER';
     const route = routed(req) ? req.route : undefined;
+    // The conventions' span name: `{method} {route}`, `HTTP` standing for an unknown method.
+    const named = known ? req.method : 'HTTP';
     const span = tracer.startSpan(
-      route === undefined ? (known ? req.method : 'HTTP') : `${method} ${route}`,
+      route === undefined ? named : `${named} ${route}`,
       { kind: SpanKind.SERVER, attributes: startAttributes(req, method, route) },
       parent,
     );
@@ -124,12 +126,24 @@ function startAttributes(req: Request, method: string, route: string | undefined
   return attributes;
 }
 
-/** `example.com:8080` → address and port; `[::1]:3000` too; no port: none (the scheme's default). */
+/**
+ * `example.com:8080` → address and port; `[::1]:3000` → `::1` and 3000 (the conventions write
+ * IPv6 addresses without brackets); no port or a malformed one: no port (the scheme's default).
+ */
 export function splitHost(host: string): { address: string; port: number | undefined } {
   const colon = host.lastIndexOf(':');
-  if (colon === -1 || colon < host.lastIndexOf(']')) return { address: host, port: undefined };
-  const port = Number(host.slice(colon + 1));
-  return Number.isInteger(port) && port > 0 && port < 65536 ? { address: host.slice(0, colon), port } : { address: host, port: undefined };
+  const bracket = host.lastIndexOf(']');
+  let address = host;
+  let port: number | undefined;
+  if (colon !== -1 && colon > bracket) {
+    const n = Number(host.slice(colon + 1));
+    if (Number.isInteger(n) && n > 0 && n < 65536 && colon + 1 < host.length) {
+      address = host.slice(0, colon);
+      port = n;
+    }
+  }
+  if (address.startsWith('[') && address.endsWith(']')) address = address.slice(1, -1);
+  return { address, port };
 }
 
 /** The status an error answers with: its `status` or `statusCode` when 4xx/5xx, else 500 (as Tachyon's default handler). */

@@ -7,6 +7,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { App, HttpError, silentLogger, type Logger, type Server } from '@tachyon/server';
 import { z } from 'zod';
 import { otel, withTraceIds } from '../src/index.ts';
+import { splitHost } from '../src/http.ts';
 import { exporter, parentOf, provider, sleep, spanNamed, start } from './setup.ts';
 
 const lines: { level: string; obj: Record<string, unknown>; msg: string | undefined }[] = [];
@@ -50,6 +51,7 @@ before(async () => {
   app.get('/hang', async (req) => {
     await new Promise((resolve) => req.signal.addEventListener('abort', resolve));
   });
+  app.any('/any', (req) => ({ method: req.method }));
   app.get('/status/:code', (_req, res) => {
     res.status(Number(_req.params.code)).json({});
   });
@@ -195,6 +197,23 @@ describe('HTTP spans', () => {
     const span = await spanNamed('GET /hang');
     assert.equal(span.attributes['tachyon.request.aborted'], true);
     assert.ok(span.events.some((e) => e.name === 'client closed the connection'));
+  });
+
+  test('a method outside the conventions: _OTHER, the original kept, HTTP in the name', async () => {
+    assert.equal((await fetch(`${url}/any`, { method: 'PURGE' })).status, 200);
+    const span = await spanNamed('HTTP /any');
+    assert.equal(span.attributes['http.request.method'], '_OTHER');
+    assert.equal(span.attributes['http.request.method_original'], 'PURGE');
+  });
+
+  test('Host headers: port split off, IPv6 brackets removed, a malformed port ignored', async () => {
+    assert.deepEqual(splitHost('example.com:8080'), { address: 'example.com', port: 8080 });
+    assert.deepEqual(splitHost('example.com'), { address: 'example.com', port: undefined });
+    assert.deepEqual(splitHost('[::1]:3000'), { address: '::1', port: 3000 });
+    assert.deepEqual(splitHost('[::1]'), { address: '::1', port: undefined });
+    assert.deepEqual(splitHost('example.com:99999'), { address: 'example.com:99999', port: undefined });
+    assert.deepEqual(splitHost('example.com:'), { address: 'example.com:', port: undefined });
+    assert.deepEqual(splitHost('a:b'), { address: 'a:b', port: undefined });
   });
 
   test('ignored requests get no span and req.otel is null', async () => {
