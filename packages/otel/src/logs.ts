@@ -12,17 +12,16 @@ export interface TraceLogFields {
   trace_flags: string;
 }
 
-const NONE: Partial<TraceLogFields> = Object.freeze({});
-
 /**
  * `{ trace_id, span_id, trace_flags }` of the active span, or `{}` outside one. Pino takes it
- * as is: `pino({ mixin: traceLogFields })`.
+ * as is: `pino({ mixin: traceLogFields })`. A new object each call: pino merges the line's
+ * fields into what a mixin returns.
  */
 export function traceLogFields(): Partial<TraceLogFields> {
   const span = trace.getSpan(context.active());
-  if (span === undefined) return NONE;
+  if (span === undefined) return {};
   const sc = span.spanContext();
-  if (!isSpanContextValid(sc)) return NONE;
+  if (!isSpanContextValid(sc)) return {};
   return { trace_id: sc.traceId, span_id: sc.spanId, trace_flags: `0${sc.traceFlags.toString(16)}`.slice(-2) };
 }
 
@@ -38,7 +37,7 @@ export function withTraceIds(logger: Logger): Logger {
     (name: 'error' | 'warn' | 'info' | 'debug') =>
     (obj: object | string, msg?: string): void => {
       const ids = traceLogFields();
-      if (ids === NONE) return logger[name](obj, msg);
+      if (ids.trace_id === undefined) return logger[name](obj, msg);
       if (typeof obj === 'string') return logger[name]({ ...ids }, obj);
       logger[name]({ ...ids, ...obj }, msg);
     };
