@@ -38,7 +38,7 @@ module.exports = {
       comment: 'src/ never imports tests, benchmarks or other workspaces by path',
       severity: 'error',
       from: { path: SRC },
-      to: { path: '^(packages/server/test|packages/(client|sveltekit|redis|nats)|bench|examples)/' },
+      to: { path: '^(packages/server/test|packages/(client|sveltekit|redis|nats|openapi)|bench|examples)/' },
     },
   ],
   options: {

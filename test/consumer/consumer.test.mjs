@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats', 'packages/sveltekit', 'packages/otel'];
+const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats', 'packages/sveltekit', 'packages/openapi', 'packages/otel'];
 // A third party's plugin, built and packed as its author would publish it (its prepack builds it).
 const PLUGIN = 'examples/api-key-auth';
 const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
@@ -92,6 +92,24 @@ for (const bus of [redisBus(options), natsBus({ servers: 'nats://127.0.0.1:1' })
   console.log(JSON.stringify(body));
   await server.close();
 }
+`;
+
+// @tachyon/openapi as a user wires it: the documents and the reference page (Swagger UI from
+// the installed swagger-ui-dist, served from memory).
+const OPENAPI = `import { App } from '@tachyon/server';
+import { asyncapi, openapi, type OpenApiDocument } from '@tachyon/openapi';
+import { z } from 'zod';
+
+const app = new App();
+app.get('/users/:id', { params: z.object({ id: z.coerce.number() }), response: { 200: z.object({ name: z.string() }) } }, () => ({ name: 'Ada' }));
+app.ws('/live', { events: { add: { schema: z.object({ a: z.number() }), handler: () => 1 } } });
+openapi.serve(app, { info: { title: 'Consumer', version: '1.0.0' }, docs: '/docs' });
+asyncapi.serve(app, { info: { title: 'Consumer', version: '1.0.0' } });
+const doc = (await (await app.request('/openapi.json')).json()) as OpenApiDocument;
+const events = (await (await app.request('/asyncapi.json')).json()) as { asyncapi: string };
+const page = await app.request('/docs/swagger-ui-bundle.js');
+console.log(JSON.stringify({ openapi: doc.openapi, paths: Object.keys(doc.paths), asyncapi: events.asyncapi, bundle: page.status }));
+await app.close();
 `;
 
 // The example third-party plugin from its tarball: registered, its decoration typed on every
@@ -183,6 +201,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     writeFileSync(join(app, 'buses.ts'), BUSES);
     writeFileSync(join(app, 'sveltekit.ts'), SVELTEKIT);
     writeFileSync(join(app, 'plugin.ts'), PLUGIN_APP);
+    writeFileSync(join(app, 'openapi.ts'), OPENAPI);
     writeFileSync(join(app, 'otel.ts'), OTEL_APP);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
     const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -206,7 +225,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
   });
 
   test('installs as a user gets it: no workspace links, README and LICENSE shipped', () => {
-    for (const name of ['server', 'client', 'redis', 'nats', 'sveltekit', 'otel']) {
+    for (const name of ['server', 'client', 'redis', 'nats', 'sveltekit', 'openapi', 'otel']) {
       const dir = join(app, 'node_modules', '@tachyon', name);
       assert.ok(lstatSync(dir).isDirectory() && !lstatSync(dir).isSymbolicLink(), `${name}: installed from its tarball`);
       assert.ok(!JSON.stringify(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {}).includes('workspace:'));
@@ -230,6 +249,16 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     );
     const { stdout } = sh(node, ['plugin.ts'], app, 20_000);
     assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), [200, '', 401, '', 200, 'ci', 403, '']);
+  });
+
+  test('@tachyon/openapi from its tarball: the documents and the reference page', () => {
+    const { stdout } = sh(node, ['openapi.ts'], app, 20_000);
+    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), {
+      openapi: '3.1.0',
+      paths: ['/users/{id}'],
+      asyncapi: '3.0.0',
+      bundle: 200,
+    });
   });
 
   test('@tachyon/otel from its tarball, without an SDK: registered, nothing installed, the app serves', () => {

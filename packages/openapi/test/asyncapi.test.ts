@@ -1,0 +1,123 @@
+// The AsyncAPI 3.0 document of the WebSocket routes: parsed by the official AsyncAPI parser,
+// with the route's events and replies, the control frames of docs/protocol.md, typed topic
+// events when declared, and served by a real server.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { App, silentLogger } from '@tachyon/server';
+import { z } from 'zod';
+import { asyncapi, generateAsyncApi } from '../src/index.ts';
+import { assertValidAsyncApi, shopApp } from './app.ts';
+
+const info = { title: 'Shop live', version: '1.0.0' };
+type Doc = Record<string, any>;
+
+test('every ws route is a channel with its events, their replies and the control frames', async () => {
+  const doc: Doc = generateAsyncApi(shopApp(), { info, servers: { local: { host: 'localhost:3000', protocol: 'ws' } } });
+  await assertValidAsyncApi(doc);
+  assert.equal(doc.asyncapi, '3.0.0');
+  const channel = doc.channels.live_room;
+  assert.equal(channel.address, '/live/{room}');
+  assert.ok(channel.parameters.room);
+  const send = channel.messages.event_chat_send;
+  assert.equal(send.name, 'chat:send');
+  assert.deepEqual(send.payload.properties.event, { const: 'chat:send' });
+  assert.deepEqual(send.payload.properties.data.properties.text, { type: 'string', maxLength: 500 });
+  assert.deepEqual(send.payload.required, ['type', 'event', 'data']);
+  assert.deepEqual(channel.messages.event_typing.payload.required, ['type', 'event'], 'no schema: data optional');
+  const op = doc.operations.live_room_chat_send;
+  assert.equal(op.action, 'receive');
+  assert.deepEqual(op.messages, [{ $ref: '#/channels/live_room/messages/event_chat_send' }]);
+  assert.deepEqual(op.reply.messages, [
+    { $ref: '#/channels/live_room/messages/event_chat_send_reply' },
+    { $ref: '#/channels/live_room/messages/error' },
+  ]);
+  // The protocol's control frames, both ways.
+  for (const name of [
+    'subscribe',
+    'unsubscribe',
+    'ping',
+    'presence',
+    'clientReply',
+    'subscribed',
+    'unsubscribed',
+    'denied',
+    'pong',
+    'reply',
+    'error',
+    'serverRequest',
+    'event',
+  ])
+    assert.ok(channel.messages[name], name);
+  assert.deepEqual(
+    doc.operations.live_room_subscribe.reply.messages.map((m: Doc) => m.$ref.split('/').pop()),
+    ['subscribed', 'denied'],
+  );
+  assert.equal(doc.operations.live_room_events.action, 'send');
+  assert.deepEqual(channel.messages.error.payload.properties.code.enum, [
+    'BAD_FRAME',
+    'UNKNOWN_EVENT',
+    'VALIDATION',
+    'HANDLER_ERROR',
+    'DENIED',
+    'NO_PRESENCE',
+    'RATE_LIMITED',
+  ]);
+  assert.deepEqual(doc.servers, { local: { host: 'localhost:3000', protocol: 'ws' } });
+});
+
+test('typed topic events (the app.topic() extension point) and named schemas as components', async () => {
+  const app = new App({ logger: silentLogger });
+  const Chat = z.object({ user: z.string(), text: z.string() }).meta({ id: 'ChatMessage' });
+  app.ws('/', { events: { say: { schema: Chat, handler: () => true }, leave: { schema: z.undefined(), handler: () => true } } });
+  app.ws('/admin/*', {});
+  const warnings: string[] = [];
+  const doc: Doc = generateAsyncApi(app, {
+    info,
+    onWarning: (m) => warnings.push(m),
+    topics: { 'room:*': { events: { chat: Chat, joined: z.object({ user: z.string() }) } } },
+  });
+  await assertValidAsyncApi(doc);
+  assert.deepEqual(Object.keys(doc.channels), ['root', 'admin']);
+  assert.equal(doc.channels.admin.address, '/admin/{wildcard}');
+  assert.deepEqual(doc.channels.root.messages.event_say.payload.properties.data, { $ref: '#/components/schemas/ChatMessage' });
+  // z.undefined(): an event without data (JSON Schema has no undefined; no warning).
+  const leave = doc.channels.root.messages.event_leave.payload;
+  assert.deepEqual(leave.properties.data, { not: {}, description: 'No value: absent.' });
+  assert.deepEqual(leave.required, ['type', 'event']);
+  // Read as input (what clients send) and as output (what topics carry), Zod's forms differ.
+  assert.deepEqual(Object.keys(doc.components.schemas), ['ChatMessage', 'ChatMessageOutput']);
+  const pushed = doc.operations.root_events.messages.map((m: Doc) => m.$ref.split('/').pop());
+  assert.deepEqual(pushed, ['event', 'topic_room_chat', 'topic_room_joined']);
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(doc.channels.root.messages.topic_room_chat.payload.properties.data, { $ref: '#/components/schemas/ChatMessageOutput' });
+});
+
+test('an app without ws routes gives a valid, empty document', async () => {
+  const doc: Doc = generateAsyncApi(new App({ logger: silentLogger }), { info });
+  await assertValidAsyncApi(doc);
+  assert.deepEqual(doc.channels, {});
+});
+
+test('served by a real server, once; bad options throw', async () => {
+  const app = shopApp();
+  app.get('/asyncapi.json', asyncapi(app, { info }));
+  const server = await app.listen(0, '127.0.0.1');
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.port}/asyncapi.json`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    const doc = await res.json();
+    await assertValidAsyncApi(doc);
+    assert.deepEqual(doc, generateAsyncApi(app, { info }));
+  } finally {
+    await app.close();
+  }
+  const bad: [unknown, RegExp][] = [
+    [null, /^TypeError: asyncapi\(\): options must be an object/],
+    [{ info: { version: '1' } }, /info\.title must be a non-empty string/],
+    [{ info, server: {} }, /unknown option "server" \(did you mean "servers"\?\)/],
+    [{ info, servers: { a: { host: 'x' } } }, /servers\.a must be \{ host, protocol/],
+    [{ info, topics: { 'room:*': { events: { chat: {} } } } }, /topics\["room:\*"\] must be \{ events: \{ name: Standard Schema \} \}/],
+  ];
+  for (const [options, message] of bad) assert.throws(() => asyncapi(app, options as never), message, JSON.stringify(options));
+});
