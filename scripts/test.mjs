@@ -14,7 +14,16 @@ console.log(`node ${process.version} (${process.execPath})`);
 run('depcruise', ['packages/server/src', '--config', '.dependency-cruiser.cjs']);
 // redis-server and nats-server for the bus tests (test/buses/), installed with apt when missing.
 ensureSystemDeps();
-run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit', 'packages/redis', 'packages/nats', 'packages/openapi', 'packages/otel']);
+run('tsc', [
+  '-b',
+  'packages/server',
+  'packages/client',
+  'packages/sveltekit',
+  'packages/redis',
+  'packages/nats',
+  'packages/openapi',
+  'packages/otel',
+]);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);

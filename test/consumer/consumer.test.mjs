@@ -13,7 +13,15 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats', 'packages/sveltekit', 'packages/openapi', 'packages/otel'];
+const PACKAGES = [
+  'packages/server',
+  'packages/client',
+  'packages/redis',
+  'packages/nats',
+  'packages/sveltekit',
+  'packages/openapi',
+  'packages/otel',
+];
 // A third party's plugin, built and packed as its author would publish it (its prepack builds it).
 const PLUGIN = 'examples/api-key-auth';
 const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
