@@ -14,7 +14,16 @@ console.log(`node ${process.version} (${process.execPath})`);
 run('depcruise', ['packages/server/src', '--config', '.dependency-cruiser.cjs']);
 // redis-server and nats-server for the bus tests (test/buses/), installed with apt when missing.
 ensureSystemDeps();
-run('tsc', ['-b', 'packages/server', 'packages/client', 'packages/sveltekit', 'packages/redis', 'packages/nats', 'packages/openapi']);
+run('tsc', [
+  '-b',
+  'packages/server',
+  'packages/client',
+  'packages/sveltekit',
+  'packages/redis',
+  'packages/nats',
+  'packages/openapi',
+  'packages/otel',
+]);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
@@ -22,6 +31,7 @@ run('tsc', ['-p', 'packages/sveltekit/test-types']);
 run('tsc', ['-p', 'packages/redis/test-types']);
 run('tsc', ['-p', 'packages/nats/test-types']);
 run('tsc', ['-p', 'packages/openapi/test-types']);
+run('tsc', ['-p', 'packages/otel/test-types']);
 run('tsc', ['-p', 'examples/typing-race']);
 run('tsc', ['-p', 'examples/api-key-auth']);
 // Every test app without a logger would print its `listening on …` line (docs/logging.md):

@@ -58,6 +58,18 @@ export const PEERS = {
     packages: ['@tachyon/server', 'zod'],
     about: 'Tachyon with three no-op app hooks (onRequest, preHandler, onResponse): the cost of the hook machinery',
   },
+  'tachyon-otel': {
+    label: 'Tachyon + otel',
+    runtime: 'node',
+    packages: ['@tachyon/server', 'zod', '@tachyon/otel', '@opentelemetry/sdk-trace'],
+    about: 'Tachyon with @tachyon/otel and the OpenTelemetry SDK: a sampled server span per request, batched, exporter dropping them',
+  },
+  'tachyon-otel-off': {
+    label: 'Tachyon + otel (no SDK)',
+    runtime: 'node',
+    packages: ['@tachyon/server', 'zod', '@tachyon/otel'],
+    about: 'Tachyon with @tachyon/otel registered and no tracer provider: should equal tachyon',
+  },
   'tachyon-all': {
     label: 'Tachyon + all',
     runtime: 'node',

@@ -12,6 +12,8 @@ export const PEER_ORDER = [
   'tachyon-metrics',
   'tachyon-access-log',
   'tachyon-hooks',
+  'tachyon-otel',
+  'tachyon-otel-off',
   'tachyon-all',
   'node-http',
   'express',
@@ -36,6 +38,8 @@ export const MIDDLEWARE_PEERS = [
   'tachyon-metrics',
   'tachyon-access-log',
   'tachyon-hooks',
+  'tachyon-otel',
+  'tachyon-otel-off',
   'tachyon-all',
 ];
 const HTTP_DYNAMIC = [

@@ -4,7 +4,7 @@
 import { cors, metrics, rateLimit, secureHeaders } from '@tachyon/server';
 
 const selected = new Set(process.env.TACHYON_MIDDLEWARE.split(','));
-const known = ['cors', 'secure-headers', 'rate-limit', 'metrics', 'access-log', 'hooks'];
+const known = ['cors', 'secure-headers', 'rate-limit', 'metrics', 'access-log', 'hooks', 'otel', 'otel-off'];
 for (const m of selected)
   if (!known.includes(m)) throw new Error(`TACHYON_MIDDLEWARE: unknown middleware ${m} (known: ${known.join(', ')})`);
 
@@ -16,7 +16,28 @@ export async function appOptions(options) {
   return { ...options, logger, requestId: true, accessLog: true };
 }
 
+// @tachyon/otel (tachyon-otel, tachyon-otel-off): loaded only for those peers. With `otel`, the
+// SDK as NodeSDK would set it up (AsyncLocalStorage context, W3C propagation, a batch span
+// processor), every request sampled, and an exporter that drops what it is given: the cost of
+// making, timing and batching the spans, not of a network.
+const otelPlugin = selected.has('otel') || selected.has('otel-off') ? await loadOtel(selected.has('otel')) : null;
+
+async function loadOtel(sdk) {
+  const { otel } = await import('@tachyon/otel');
+  if (!sdk) return otel();
+  const { context, propagation } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
+  const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const exporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
+  return otel({ tracerProvider: new TracerProvider({ spanProcessors: [new BatchSpanProcessor({ exporter })] }) });
+}
+
 export function install(app) {
+  // First, so its context is active for everything after it (docs/otel.md).
+  if (otelPlugin !== null) app.register(otelPlugin);
   // Three no-op hooks (tachyon-hooks.mjs): what the hook machinery itself costs per request.
   if (selected.has('hooks')) {
     app.addHook('onRequest', () => {});

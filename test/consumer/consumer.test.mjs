@@ -13,7 +13,15 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PACKAGES = ['packages/server', 'packages/client', 'packages/redis', 'packages/nats', 'packages/sveltekit', 'packages/openapi'];
+const PACKAGES = [
+  'packages/server',
+  'packages/client',
+  'packages/redis',
+  'packages/nats',
+  'packages/sveltekit',
+  'packages/openapi',
+  'packages/otel',
+];
 // A third party's plugin, built and packed as its author would publish it (its prepack builds it).
 const PLUGIN = 'examples/api-key-auth';
 const work = mkdtempSync(join(tmpdir(), 'tachyon-consumer-'));
@@ -134,6 +142,22 @@ await app.close();
 console.log(JSON.stringify(statuses));
 `;
 
+// @tachyon/otel from its tarball with @opentelemetry/api (its peer) and no SDK: the plugin
+// registers, installs nothing (no tracer provider), req.otel is typed, the app serves.
+const OTEL_APP = `import { App, jsonLogger } from '@tachyon/server';
+import { otel, withTraceIds, traceLogFields, type RequestTrace } from '@tachyon/otel';
+
+const app = new App({ logger: withTraceIds(jsonLogger('error')) });
+await app.register(otel({ ignore: (req) => req.path === '/healthz' }));
+app.get('/', (req) => {
+  const t: RequestTrace | null | undefined = req.otel;
+  return { decorated: 'otel' in req, traced: t != null, fields: traceLogFields() };
+});
+const res = await app.request('/');
+console.log(JSON.stringify(await res.json()));
+await app.close();
+`;
+
 // @tachyon/sveltekit as a user's svelte.config.js and pages see it: the adapter (typed as a
 // SvelteKit Adapter would be), event.platform's type, and the client's reactive topics
 // (which import svelte/reactivity: svelte is installed, as in any SvelteKit app).
@@ -186,14 +210,17 @@ describe('consumer: the packed packages in an app outside the repository', { tim
     writeFileSync(join(app, 'sveltekit.ts'), SVELTEKIT);
     writeFileSync(join(app, 'plugin.ts'), PLUGIN_APP);
     writeFileSync(join(app, 'openapi.ts'), OPENAPI);
+    writeFileSync(join(app, 'otel.ts'), OTEL_APP);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
     const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const devTypes = `@types/node@${rootPkg.devDependencies['@types/node']}`;
     const ts = `typescript@${rootPkg.devDependencies.typescript}`;
     const svelte = `svelte@${rootPkg.devDependencies.svelte}`;
+    const otelPkg = JSON.parse(readFileSync(join(ROOT, 'packages/otel/package.json'), 'utf8'));
+    const otelApi = `@opentelemetry/api@${otelPkg.devDependencies['@opentelemetry/api']}`;
     const { took } = sh(
       'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes, svelte],
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'zod', ts, devTypes, svelte, otelApi],
       app,
       240_000,
     );
@@ -206,7 +233,7 @@ describe('consumer: the packed packages in an app outside the repository', { tim
   });
 
   test('installs as a user gets it: no workspace links, README and LICENSE shipped', () => {
-    for (const name of ['server', 'client', 'redis', 'nats', 'sveltekit', 'openapi']) {
+    for (const name of ['server', 'client', 'redis', 'nats', 'sveltekit', 'openapi', 'otel']) {
       const dir = join(app, 'node_modules', '@tachyon', name);
       assert.ok(lstatSync(dir).isDirectory() && !lstatSync(dir).isSymbolicLink(), `${name}: installed from its tarball`);
       assert.ok(!JSON.stringify(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {}).includes('workspace:'));
@@ -240,6 +267,11 @@ describe('consumer: the packed packages in an app outside the repository', { tim
       asyncapi: '3.0.0',
       bundle: 200,
     });
+  });
+
+  test('@tachyon/otel from its tarball, without an SDK: registered, nothing installed, the app serves', () => {
+    const { stdout } = sh(node, ['otel.ts'], app, 20_000);
+    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)), { decorated: false, traced: false, fields: {} });
   });
 
   test('@tachyon/sveltekit and @tachyon/sveltekit/client import from their tarball', () => {
