@@ -49,9 +49,16 @@ export function compileApp(c: CompileInput): UwsApp {
   // one router per SNI server name, replayed for each extra hostname.
   const registrations: ([UwsVerb, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
   const wsApp = { hooks: c.wsHooks, RequestClass: decoratedClass(RequestClass, rootScope(c.root).requestDecorations) };
-  for (const spec of c.wsRoutes)
-    registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp)]);
   const add = (verb: UwsVerb, path: string, handler: UwsHandler) => registrations.push([verb, path, handler]);
+  for (const spec of c.wsRoutes) {
+    const route = compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp);
+    registrations.push(['ws', spec.pattern.path, route.behavior]);
+    // The fallback transport (docs/realtime.md): uWS's ws() yields GETs without an upgrade to these.
+    if (route.fallback !== null) {
+      add('get', spec.pattern.path, route.fallback.get);
+      add('post', spec.pattern.path, route.fallback.post);
+    }
+  }
 
   const routes = flattenRoutes(c.root);
   checkRouteTable(routes, c.trailingSlash);
