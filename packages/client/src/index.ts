@@ -2,6 +2,7 @@
 // (docs/protocol.md). Zero dependencies; one closure per connection so that the
 // minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
 
+import { SseSocket } from './sse.ts';
 import { presenceListener } from './presence.ts';
 import {
   ClientError,
@@ -75,6 +76,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   const {
     WebSocket: WS = globalThis.WebSocket as unknown as WebSocketConstructor,
     protocols,
+    transports = ['websocket'],
+    fallbackTimeout = 5000,
     minDelay = 250,
     maxDelay = 10_000,
     factor = 2,
@@ -85,7 +88,12 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   } = options;
   // Node < 22 has no global WebSocket: without this check the first connect fails later with
   // "WS is not a constructor", which names neither the cause nor the fix.
-  if (typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
+  if (transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'sse'))
+    throw new TypeError("@tachyon/client: transports must list 'websocket' and/or 'sse'");
+  if (transports.includes('websocket') && typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
+  /** The transport in use: the first one, then the next each time one fails before it opens. */
+  let transport = 0;
+  let openTimer: ReturnType<typeof setTimeout> | undefined;
 
   let status: Status = 'connecting';
   let ws: WebSocketLike | undefined;
@@ -273,6 +281,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   /** A terminal close: reject everything, never reconnect. */
   const shutdown = (code: number, reason: string) => {
     clearTimeout(retry);
+    clearTimeout(openTimer);
     const s = ws;
     ws = undefined;
     status = 'closed';
@@ -309,11 +318,31 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     setStatus('reconnecting', { code, reason, delay, attempt });
   };
 
+  /** The WebSocket did not get through: the next transport, at once (not a failed attempt). */
+  const fallBack = (): boolean => {
+    if (transport + 1 >= transports.length || status === 'closed') return false;
+    transport++;
+    open();
+    return true;
+  };
+
   const open = () => {
-    const s = (ws = new WS(typeof url === 'function' ? url() : url, protocols));
+    const target = typeof url === 'function' ? url() : url;
+    const kind = transports[transport];
+    const s = (ws = kind === 'sse' ? new SseSocket(target) : new WS(target, protocols));
     s.binaryType = 'arraybuffer';
+    let opened = false;
+    clearTimeout(openTimer);
+    if (kind === 'websocket' && transport + 1 < transports.length)
+      openTimer = setTimeout(() => {
+        if (s !== ws || opened) return;
+        fallBack(); // replaces ws first: the old socket's close is ignored
+        s.close();
+      }, fallbackTimeout);
     s.onopen = () => {
       if (s !== ws) return;
+      opened = true;
+      clearTimeout(openTimer);
       openedAt = Date.now();
       status = 'open';
       // One batch frame for every topic (per 1000), then the offline queue, in order. Topics
@@ -348,7 +377,10 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       if (s === ws) onFrame(ev.data);
     };
     s.onclose = (ev: { code: number; reason: string }) => {
-      if (s === ws) lost(ev.code, ev.reason);
+      if (s !== ws) return;
+      clearTimeout(openTimer);
+      if (!opened && kind === 'websocket' && fallBack()) return;
+      lost(ev.code, ev.reason);
     };
   };
 

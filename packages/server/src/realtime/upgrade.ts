@@ -54,7 +54,8 @@ export function compileUpgrade(
   const origins = b.allowedOrigins;
   const staticOrigins = typeof origins === 'function' ? undefined : origins;
   // With an upgrade limit every handshake is counted, through the full path below.
-  const direct = stream === undefined && b.upgrade === undefined && typeof origins !== 'function' && limiter === null && onUpgrade.length === 0;
+  const direct =
+    stream === undefined && b.upgrade === undefined && typeof origins !== 'function' && limiter === null && onUpgrade.length === 0;
   const route = b.upgrade;
   /** Origin check, the onUpgrade hooks, then the route's hook: the socket's data, false, or a promise of either. */
   const decide = (req: Request): unknown => {

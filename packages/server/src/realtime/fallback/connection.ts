@@ -82,7 +82,12 @@ export class SseConnection implements UwsWebSocket {
   /** A close frame (the last event), then the end of the stream. */
   end(code = 1000, shortMessage?: RecognizedString): void {
     if (this.res === null) return;
-    const reason = typeof shortMessage === 'string' ? shortMessage : shortMessage === undefined ? '' : Buffer.from(shortMessage as Uint8Array).toString();
+    const reason =
+      typeof shortMessage === 'string'
+        ? shortMessage
+        : shortMessage === undefined
+          ? ''
+          : Buffer.from(shortMessage as Uint8Array).toString();
     const res = this.res;
     this.res = null;
     res.cork(() => {
