@@ -50,6 +50,20 @@ export function checkFallback(value: unknown, fail: (msg: string) => never): num
   return heartbeat;
 }
 
+/**
+ * An SSE stream and its POSTs come on different connections, and cluster() hands each
+ * connection to any worker (acceptor round-robin, or the kernel with reusePort): a POST would
+ * miss its session. Refused at start until sessions are resolved across workers.
+ */
+export function refuseFallbackInCluster(routes: readonly { pattern: { path: string }; behavior: { fallback?: unknown } }[]): void {
+  for (const r of routes) {
+    if (r.behavior.fallback === undefined || r.behavior.fallback === false) continue;
+    throw new Error(
+      `ws ${r.pattern.path}: fallback is not supported under cluster() with more than one worker yet: an SSE stream and its POSTs arrive on different connections, which may reach different workers. Run the route in one process per port (behind a load balancer with sticky sessions), or without fallback (docs/realtime.md, "Fallback transport")`,
+    );
+  }
+}
+
 const SESSION = /(?:^|&)session=([A-Za-z0-9_-]{1,64})(?:&|$)/;
 
 /** A protocol error as a POST's body (404, 413): the client reads the same error frame as on the stream. */
