@@ -78,6 +78,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     protocols,
     transports = ['websocket'],
     fallbackTimeout = 5000,
+    probeInterval = 60_000,
     minDelay = 250,
     maxDelay = 10_000,
     factor = 2,
@@ -94,6 +95,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   /** The transport in use: the first one, then the next each time one fails before it opens. */
   let transport = 0;
   let openTimer: ReturnType<typeof setTimeout> | undefined;
+  let probeTimer: ReturnType<typeof setTimeout> | undefined;
 
   let status: Status = 'connecting';
   let ws: WebSocketLike | undefined;
@@ -282,6 +284,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   const shutdown = (code: number, reason: string) => {
     clearTimeout(retry);
     clearTimeout(openTimer);
+    clearTimeout(probeTimer);
     const s = ws;
     ws = undefined;
     status = 'closed';
@@ -294,6 +297,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
 
   const lost = (code: number, reason: string) => {
+    clearTimeout(probeTimer);
     ws = undefined;
     if (openedAt && Date.now() - openedAt >= STABLE_MS) attempt = 0;
     openedAt = 0;
@@ -326,10 +330,56 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     return true;
   };
 
+  /**
+   * On a fallback transport: a WebSocket is tried again every `probeInterval` ms; once one
+   * opens (and no request awaits its reply on the old transport) it becomes the connection like
+   * a reconnect without the offline gap: topics resubscribe from their positions.
+   */
+  const scheduleProbe = () => {
+    clearTimeout(probeTimer);
+    if (probeInterval > 0 && transport > 0 && transports[0] === 'websocket' && status === 'open')
+      probeTimer = setTimeout(probe, probeInterval);
+  };
+  const probe = () => {
+    if (status !== 'open' || transport === 0) return;
+    let p: WebSocketLike;
+    try {
+      p = new WS(typeof url === 'function' ? url() : url, protocols);
+    } catch (e) {
+      report(e);
+      return scheduleProbe();
+    }
+    p.binaryType = 'arraybuffer';
+    const giveUp = setTimeout(() => p.close(), fallbackTimeout);
+    p.onopen = () => {
+      clearTimeout(giveUp);
+      const old = ws;
+      let waiting = false;
+      for (const x of pending.values()) if (x.s) waiting = true;
+      if (status !== 'open' || transport === 0 || old === undefined || waiting) {
+        p.close();
+        return scheduleProbe();
+      }
+      transport = 0;
+      wire(p, 'websocket', true);
+      p.onopen!({});
+      old.close(1000, '');
+    };
+    p.onclose = () => {
+      clearTimeout(giveUp);
+      if (ws !== p) scheduleProbe();
+    };
+  };
+
   const open = () => {
     const target = typeof url === 'function' ? url() : url;
-    const kind = transports[transport];
-    const s = (ws = kind === 'sse' ? new SseSocket(target) : new WS(target, protocols));
+    const kind = transports[transport]!;
+    wire(kind === 'sse' ? new SseSocket(target) : new WS(target, protocols), kind, false);
+  };
+
+  /** Makes `s` the connection. `up`: a probe that already opened replaces the fallback (status stays open). */
+  const wire = (s: WebSocketLike, kind: 'websocket' | 'sse', up: boolean) => {
+    ws = s;
     s.binaryType = 'arraybuffer';
     let opened = false;
     clearTimeout(openTimer);
@@ -371,7 +421,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         s.send(frame);
       }
       readyYes();
-      setStatus('open');
+      if (!up) setStatus('open');
+      if (kind === 'sse') scheduleProbe();
     };
     s.onmessage = (ev: { data: string | ArrayBuffer }) => {
       if (s === ws) onFrame(ev.data);

@@ -3,15 +3,17 @@
 // transports: ['websocket', 'sse'] falls back to SSE + POSTs; every feature still works.
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as tcp, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { connect } from '../../../../client/src/index.ts';
 import { App, MemoryHistoryStore } from '../../../src/index.ts';
 import { eventually, start, type Running } from '../../helpers.ts';
 
-/** A plain HTTP proxy that streams responses and refuses upgrades with 400. */
-export function noUpgradeProxy(target: () => number): Promise<{ port: number; upgrades: number; close(): Promise<void> }> {
-  const state = { upgrades: 0 };
+/** A plain HTTP proxy that streams responses and refuses upgrades with 400 (until `allowUpgrades`: then it tunnels them). */
+export function noUpgradeProxy(
+  target: () => number,
+): Promise<{ port: number; upgrades: number; allowUpgrades: boolean; close(): Promise<void> }> {
+  const state = { upgrades: 0, allow: false };
   const server: HttpServer = createServer((req, res) => {
     const up = httpRequest({ host: '127.0.0.1', port: target(), path: req.url, method: req.method, headers: req.headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
@@ -21,8 +23,20 @@ export function noUpgradeProxy(target: () => number): Promise<{ port: number; up
     req.pipe(up);
     res.on('close', () => up.destroy());
   });
-  server.on('upgrade', (_req, socket) => {
+  server.on('upgrade', (req, socket, head) => {
     state.upgrades++;
+    if (state.allow) {
+      const up = tcp(target(), '127.0.0.1', () => {
+        const lines = [`${req.method} ${req.url} HTTP/1.1`];
+        for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+        up.write(`${lines.join('\r\n')}\r\n\r\n`);
+        up.write(head);
+        up.pipe(socket).pipe(up);
+      });
+      up.on('error', () => socket.destroy());
+      socket.on('error', () => up.destroy());
+      return;
+    }
     socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
   });
   return new Promise((resolve) =>
@@ -31,6 +45,12 @@ export function noUpgradeProxy(target: () => number): Promise<{ port: number; up
         port: (server.address() as AddressInfo).port,
         get upgrades() {
           return state.upgrades;
+        },
+        get allowUpgrades() {
+          return state.allow;
+        },
+        set allowUpgrades(v: boolean) {
+          state.allow = v;
         },
         close: () =>
           new Promise<void>((r) => {
@@ -43,13 +63,15 @@ export function noUpgradeProxy(target: () => number): Promise<{ port: number; up
 }
 
 const store = new MemoryHistoryStore();
+const transportsOpened: string[] = [];
 
 function makeApp(): App {
   const app = new App();
   app.topic('feed', { history: { size: 100, store } });
   app.ws('/live', {
     fallback: true,
-    upgrade: (req) => ({ user: req.query.user ?? 'anon' }),
+    open: (ws) => void transportsOpened.push(ws.data.transport),
+    upgrade: (req) => ({ user: req.query.user ?? 'anon', transport: req.header('sec-websocket-key') === undefined ? 'sse' : 'websocket' }),
     events: {
       whoami: { handler: (ws) => (ws.data as { user: string }).user },
       shout: { handler: (ws, data) => void ws.publish('room', 'shout', data) },
@@ -128,5 +150,39 @@ describe('fallback transport behind a proxy that refuses upgrades', () => {
     live.close();
     app = second;
     running = { server: secondRunning, port, url: '', close: () => secondRunning.close({ timeout: 2000 }) };
+  });
+
+  test('once WebSockets get through again, the client switches back up without losing or repeating a message', async () => {
+    transportsOpened.length = 0;
+    const live = connect(`ws://127.0.0.1:${proxy.port}/live`, { transports: ['websocket', 'sse'], probeInterval: 100 });
+    const got: unknown[] = [];
+    const statuses: string[] = [];
+    live.onStatus((st) => statuses.push(st));
+    live.on('feed', 'n', (d) => got.push(d));
+    await live.ready;
+    await live.ping();
+    assert.deepEqual(transportsOpened, ['sse']);
+    let n = 100;
+    app.publish('feed', 'n', n++);
+    proxy.allowUpgrades = true;
+    // Publishes keep coming while the client switches.
+    const until = Date.now() + 5000;
+    while (!transportsOpened.includes('websocket') && Date.now() < until) {
+      app.publish('feed', 'n', n++);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.deepEqual(transportsOpened, ['sse', 'websocket']);
+    for (let i = 0; i < 5; i++) app.publish('feed', 'n', n++);
+    await eventually(() => got.length === n - 100, 3000);
+    assert.deepEqual(
+      got,
+      Array.from({ length: n - 100 }, (_, i) => 100 + i),
+      'every message once, in order',
+    );
+    await eventually(() => app.connections === 1, 3000); // the SSE session is gone
+    assert.equal(await live.request('whoami'), 'anon');
+    assert.ok(!statuses.includes('reconnecting'), 'the switch is not a reconnect');
+    proxy.allowUpgrades = false;
+    live.close();
   });
 });
