@@ -62,6 +62,7 @@ export function compileApp(c: CompileInput): UwsApp {
 
   const routes = flattenRoutes(c.root);
   checkRouteTable(routes, c.trailingSlash);
+  refuseFallbackOverlap(c.wsRoutes, routes);
   const appMiddleware: ScopedMiddleware[] = c.root._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
   const appErrors = c.root._errorHandler ? [c.root._errorHandler] : [];
   const ctx = c.dispatcher;
@@ -127,6 +128,21 @@ export function compileApp(c: CompileInput): UwsApp {
   }
   c.hub.attach(app);
   return app;
+}
+
+/** uWS would hand a fallback route's GETs or POSTs to an HTTP route declared on the same path (docs/realtime.md). */
+function refuseFallbackOverlap(wsRoutes: readonly WsRouteSpec[], routes: readonly FlatRoute[]): void {
+  for (const ws of wsRoutes) {
+    if (ws.behavior.fallback === undefined || ws.behavior.fallback === false) continue;
+    const path = ws.pattern.path;
+    const clash = routes.find(
+      (r) => r.pattern.path === path && (r.record.method === null || r.record.method === 'GET' || r.record.method === 'POST'),
+    );
+    if (clash !== undefined)
+      throw new Error(
+        `ws ${path}: the fallback transport needs GET and POST ${path} for itself, and the app declares ${clash.record.method ?? 'any'} ${path}: move one of them`,
+      );
+  }
 }
 
 function specFor(r: FlatRoute, c: CompileInput): RouteSpec {

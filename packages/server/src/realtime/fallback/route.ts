@@ -148,7 +148,11 @@ export class FallbackRoute {
 
   readonly post: UwsHandler = (ures, ureq) => {
     const m = SESSION.exec(ureq.getQuery() ?? '');
-    const c = m === null ? undefined : this.sessions.get(m[1]!);
+    if (m === null) {
+      ureq.setYield(true); // no session named: an ordinary POST, for the app's routes (or its 404)
+      return;
+    }
+    const c = this.sessions.get(m[1]!);
     if (c === undefined) {
       ures.writeStatus('404 Not Found').writeHeader('content-type', 'application/json');
       ures.end(errorBody('UNKNOWN_SESSION', 'No such session: open a new one'));

@@ -75,7 +75,12 @@ describe('fallback transport: bad input', () => {
   after(() => running.close());
 
   test('unknown, forged and finished sessions: 404 with a protocol error, nothing else happens', async () => {
-    for (const q of ['', '?session=', `?session=${randomBytes(18).toString('base64url')}`, '?session=../../etc', '?session=a&session=b']) {
+    for (const q of ['', '?session=', '?session=../../etc']) {
+      const res = await fetch(`${running.url}/live${q}`, { method: 'POST', body: '{"type":"ping","ref":1}' });
+      assert.equal(res.status, 404, `${q}: no session named: the app's own 404`);
+      await res.body?.cancel();
+    }
+    for (const q of [`?session=${randomBytes(18).toString('base64url')}`, '?session=a&session=b', '?x=1&session=forged']) {
       const res = await fetch(`${running.url}/live${q}`, { method: 'POST', body: '{"type":"ping","ref":1}' });
       assert.equal(res.status, 404, q);
       assert.equal(((await res.json()) as { code: string }).code, 'UNKNOWN_SESSION');
@@ -115,6 +120,15 @@ describe('fallback transport: bad input', () => {
     await eventually(() => app.connections === 0);
   });
 
+  test('an HTTP GET or POST route on the path of a fallback route is refused at start', async () => {
+    for (const method of ['get', 'post', 'any'] as const) {
+      const other = new App();
+      other.ws('/live', { fallback: true });
+      other[method]('/live', () => 'mine');
+      await assert.rejects(other.listen({ port: 0, host: '127.0.0.1' }), /ws \/live: the fallback transport needs GET and POST \/live/);
+    }
+  });
+
   test('the upgrade hook decides: false → 401, no session', async () => {
     const res = await fetch(`${running.url}/live?deny=1`, { headers: { accept: 'text/event-stream' } });
     assert.equal(res.status, 401);
@@ -122,8 +136,9 @@ describe('fallback transport: bad input', () => {
     assert.equal(app.connections, 0);
   });
 
-  test('plain GETs fall through to the app; routes without fallback have no SSE', async () => {
+  test('plain GETs and POSTs without a session fall through to the app; routes without fallback have no SSE', async () => {
     assert.equal((await fetch(`${running.url}/live`)).status, 404);
+    assert.equal((await fetch(`${running.url}/live`, { method: 'POST', body: '{}' })).status, 404);
     const res = await fetch(`${running.url}/plain`, { headers: { accept: 'text/event-stream' } });
     assert.equal(res.status, 404);
     assert.equal((await fetch(`${running.url}/plain?session=x`, { method: 'POST', body: 'x' })).status, 404);
