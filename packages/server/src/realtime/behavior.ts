@@ -9,7 +9,7 @@ import { DEFAULT_MAX_PENDING } from './requests.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
-import { checkFallback, type FallbackOptions } from './fallback/route.ts';
+import { checkFallback, type FallbackOptions } from './fallback/options.ts';
 
 export interface WsEvent<Data, S> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */

@@ -2,18 +2,23 @@
 // an SSE session's topics live here, and every hub fan-out that goes through uWS also walks
 // this index (hub.ts `fanOut`). It exists only on apps with a `fallback: true` route: the
 // WebSocket hot path of other apps pays one null check.
-import type { SseConnection } from './connection.ts';
+
+/** A session as the index sees it (connection.ts): declared here so the index needs nothing else. */
+export interface SseSubscriber {
+  /** 1: written, 0: queued, 2: dropped. */
+  send(message: string): number;
+}
 
 export class SseTopics {
-  private readonly byTopic = new Map<string, Set<SseConnection>>();
+  private readonly byTopic = new Map<string, Set<SseSubscriber>>();
 
-  add(c: SseConnection, topic: string): void {
+  add(c: SseSubscriber, topic: string): void {
     const set = this.byTopic.get(topic);
     if (set === undefined) this.byTopic.set(topic, new Set([c]));
     else set.add(c);
   }
 
-  remove(c: SseConnection, topic: string): void {
+  remove(c: SseSubscriber, topic: string): void {
     const set = this.byTopic.get(topic);
     if (set === undefined || !set.delete(c)) return;
     if (set.size === 0) this.byTopic.delete(topic);

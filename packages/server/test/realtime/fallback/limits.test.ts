@@ -65,3 +65,10 @@ test('cluster() with several workers: a fallback route is refused at start with 
   const running = await start(single);
   await running.close();
 });
+
+test('bad fallback options are refused when the route is declared', () => {
+  const app = new App();
+  assert.throws(() => app.ws('/a', { fallback: 'yes' as never }), /ws \/a: fallback must be true, false or \{ heartbeat \}/);
+  assert.throws(() => app.ws('/b', { fallback: { heartbeat: 0 } }), /fallback.heartbeat must be an integer from 1 to 300 seconds/);
+  assert.throws(() => app.ws('/c', { fallback: { poll: true } as never }), /fallback: unknown option "poll"/);
+});
