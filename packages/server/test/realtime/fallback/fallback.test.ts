@@ -68,6 +68,7 @@ const transportsOpened: string[] = [];
 function makeApp(): App {
   const app = new App();
   app.topic('feed', { history: { size: 100, store } });
+  app.topic('lobby', { presence: { id: (ws) => (ws.data as { user: string }).user, events: true } });
   app.ws('/live', {
     fallback: true,
     open: (ws) => void transportsOpened.push(ws.data.transport),
@@ -96,7 +97,7 @@ describe('fallback transport behind a proxy that refuses upgrades', () => {
     await proxy.close();
   });
 
-  test('the client falls back to SSE: events with replies, subscriptions, publishes both ways, server → client requests', async () => {
+  test('the client falls back to SSE: events with replies, subscriptions, publishes both ways, server → client requests, presence', async () => {
     const url = `ws://127.0.0.1:${proxy.port}/live?user=ann`;
     const live = connect(url, { transports: ['websocket', 'sse'] });
     live.handle('sum', (xs: number[]) => xs[0]! + xs[1]!);
@@ -121,6 +122,20 @@ describe('fallback transport behind a proxy that refuses upgrades', () => {
     assert.ok(!got.includes('from sse'), 'a publish skips its sender');
 
     assert.equal(await live.request('ask'), 5, 'ws.request() reached the SSE client and came back');
+
+    // Presence: the SSE session is a member, and hears a WebSocket client join.
+    const joins: string[] = [];
+    live.onPresence('lobby', (e) => void (e.type === 'join' && joins.push(e.member.id)));
+    await live.ping();
+    assert.deepEqual(
+      (await live.presence('lobby')).map((m) => m.id),
+      ['ann'],
+    );
+    const bob = connect(`ws://127.0.0.1:${port}/live?user=bob`);
+    bob.subscribe('lobby', () => {});
+    await eventually(() => joins.includes('bob'));
+    assert.deepEqual((await app.presence('lobby')).map((m) => m.id).sort(), ['ann', 'bob']);
+    bob.close();
     live.close();
     direct.close();
   });
