@@ -83,10 +83,6 @@ export class FallbackRoute {
     };
   }
 
-  get size(): number {
-    return this.sessions.size;
-  }
-
   /** The route's upgrade accepted a GET: the stream starts, then the socket opens like a WebSocket's. */
   readonly open = (ures: UwsResponse, data: UpgradeData, async: boolean): void => {
     const id = randomBytes(18).toString('base64url'); // 144 random bits: the session's only credential
@@ -192,10 +188,5 @@ export class FallbackRoute {
       }
       start = end + 1;
     }
-  }
-
-  /** Closes every session's stream (shutdown is done through the hub's sockets; this is the backstop). */
-  closeAll(): void {
-    for (const c of [...this.sessions.values()]) c.close();
   }
 }
