@@ -71,10 +71,13 @@ function makeApp(): App {
   app.topic('lobby', { presence: { id: (ws) => (ws.data as { user: string }).user, events: true } });
   app.ws('/live', {
     fallback: true,
+    upgrade: (req) => ({
+      user: String(req.query.user ?? 'anon'),
+      transport: req.header('sec-websocket-key') === undefined ? 'sse' : 'websocket',
+    }),
     open: (ws) => void transportsOpened.push(ws.data.transport),
-    upgrade: (req) => ({ user: req.query.user ?? 'anon', transport: req.header('sec-websocket-key') === undefined ? 'sse' : 'websocket' }),
     events: {
-      whoami: { handler: (ws) => (ws.data as { user: string }).user },
+      whoami: { handler: (ws) => ws.data.user },
       shout: { handler: (ws, data) => void ws.publish('room', 'shout', data) },
       ask: { handler: (ws) => ws.request('sum', [2, 3]) },
     },
@@ -100,7 +103,7 @@ describe('fallback transport behind a proxy that refuses upgrades', () => {
   test('the client falls back to SSE: events with replies, subscriptions, publishes both ways, server → client requests, presence', async () => {
     const url = `ws://127.0.0.1:${proxy.port}/live?user=ann`;
     const live = connect(url, { transports: ['websocket', 'sse'] });
-    live.handle('sum', (xs: number[]) => xs[0]! + xs[1]!);
+    live.handle('sum', (xs) => (xs as number[])[0]! + (xs as number[])[1]!);
     await live.ready;
     assert.ok(proxy.upgrades >= 1, 'the WebSocket was tried first');
     assert.equal(await live.request('whoami'), 'ann', 'the upgrade hook ran and its data is the socket data');

@@ -52,7 +52,7 @@ test('cluster() with several workers: a fallback route is refused at start with 
     bus: () => new InProcessBus(),
     history: undefined,
     connect() {},
-    linkMetrics: () => async () => [],
+    linkMetrics: () => async () => ({ parts: [], missing: [] }),
   };
   const app = new App().joinCluster(member);
   app.ws('/live', { fallback: true });

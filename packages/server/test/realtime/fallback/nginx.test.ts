@@ -75,8 +75,8 @@ describe('behind a real nginx', {
     app.topic('feed', { history: { size: 100, store: new MemoryHistoryStore() } });
     app.ws('/live', {
       fallback: true,
-      open: (ws) => void opened.push(String(ws.data)),
       upgrade: (req) => (req.header('sec-websocket-key') === undefined ? 'sse' : 'websocket'),
+      open: (ws) => void opened.push(String(ws.data)),
       events: { echo: { handler: (_ws, d) => d } },
     });
     running = await start(app);
