@@ -26,7 +26,9 @@ export type { AppDecorations, ReplyDecorations, RequestDecorations } from './htt
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
-export { Router, type RouteMethod } from './routing/router.ts';
+export { Router, type RouteHandlers, type RouteMethod } from './routing/router.ts';
+export type { JoinPath, RouteMap, RoutesKey, RoutesOf, WithPrefixed, WithRoute } from './routing/contract.ts';
+export type { DeclaredReply, ReplyAt, ReplyHandler, ReplyOf, ReplyResult, TypedResponse } from './http/reply-types.ts';
 export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-info.ts';
 export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
 export {

@@ -9,6 +9,7 @@ import { parsePattern, type Pattern } from '../core/path.ts';
 import { flattenRoutes, rootHandlers, rootScope, type FlatRoute } from '../routing/route-table.ts';
 import { middlewareFor, type ScopedMiddleware } from '../routing/route-info.ts';
 import { decoratedClass } from '../http/decorations.ts';
+import { withReplyCheck } from '../http/reply-check.ts';
 import { Request as RequestClass } from '../http/io/request.ts';
 import { Response as ResponseClass } from '../http/io/response.ts';
 import type { Router } from '../routing/router.ts';
@@ -146,8 +147,12 @@ function refuseFallbackOverlap(wsRoutes: readonly WsRouteSpec[], routes: readonl
 
 function specFor(r: FlatRoute, c: CompileInput): RouteSpec {
   const o = r.record.options;
+  const parts = scopeParts(r);
+  // validateResponses: routes with reply schemas check each reply (an onSend hook); others, and every route when off, are unchanged.
+  if (c.settings.validateResponses && o.response !== undefined)
+    parts.hooks = withReplyCheck(parts.hooks, `${r.record.method ?? 'ANY'} ${r.pattern.path}`, o.response);
   return {
-    ...scopeParts(r),
+    ...parts,
     method: r.record.method,
     pattern: r.pattern,
     middleware: r.middleware,

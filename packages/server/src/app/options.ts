@@ -45,6 +45,13 @@ export interface AppOptions {
   trailingSlash?: 'ignore' | 'strict' | 'redirect';
   /** Include error messages and stacks in 500 answers. Default: NODE_ENV === 'development'. */
   exposeErrors?: boolean;
+  /**
+   * Check every reply of a route with `response` schemas against the schema of its status
+   * (docs/routing.md, "Reply schemas"): a reply that does not match is logged with the route
+   * and answered 500 instead. For development and tests; it parses each such reply again.
+   * Default false (off: no work per request).
+   */
+  validateResponses?: boolean;
   /** Compress responses (brotli/gzip) for every route; routes override with `compress`. Default off. */
   compression?: boolean | CompressionOptions;
   /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
@@ -80,6 +87,7 @@ const APP_KEYS = Object.keys({
   maxHeaderSize: true,
   trailingSlash: true,
   exposeErrors: true,
+  validateResponses: true,
   compression: true,
   tls: true,
   coalescePublishes: true,
@@ -132,6 +140,8 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
   const secrets = o.cookieSecret === undefined ? [] : Array.isArray(o.cookieSecret) ? o.cookieSecret : [o.cookieSecret];
   if (secrets.some((s) => typeof s !== 'string' || s.length === 0))
     throw new TypeError('cookieSecret must be a non-empty string or array of them');
+  if (o.validateResponses !== undefined && typeof o.validateResponses !== 'boolean')
+    throw new TypeError('validateResponses must be a boolean');
   if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean')
     throw new TypeError('coalescePublishes must be a boolean');
   const tp = o.trustProxy ?? false;
@@ -144,6 +154,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     logger: o.logger ?? defaultLogger(),
     requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
     exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
+    validateResponses: o.validateResponses ?? false,
     requestId: resolveRequestId(o.requestId),
     accessLog: resolveAccessLog(o.accessLog),
   };

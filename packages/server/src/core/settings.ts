@@ -37,6 +37,8 @@ export interface Settings {
   readonly logger: Logger;
   readonly requestTimeout: number;
   readonly exposeErrors: boolean;
+  /** Check replies against routes' `response` schemas (development; http/reply-check.ts). */
+  readonly validateResponses: boolean;
   /** Request ids in the response header and on log lines; null when off (docs/logging.md). */
   readonly requestId: RequestIdConfig | null;
   /** One log line per request; null when off. */

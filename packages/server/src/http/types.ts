@@ -11,7 +11,8 @@ export type { Get, RouteTypes } from './route-types.ts';
 /** Resolves when everything after this middleware has run. Never rejects: errors go to the error handler. */
 export type Next = (err?: unknown) => Promise<void>;
 
-export type Handler<R = Request> = (req: R, res: Response, next: Next) => unknown;
+/** A handler or middleware. `Res` is a route's own view of the response (TypedResponse, with `response` schemas). */
+export type Handler<R = Request, Res = Response> = (req: R, res: Res, next: Next) => unknown;
 export type Middleware = Handler<Request>;
 export type ErrorHandler = (err: any, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;

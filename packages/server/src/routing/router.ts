@@ -1,7 +1,9 @@
 // Routers only record what was declared. Nothing is matched here: at startup the app
 // flattens every router into full paths and hands them to the uWS native router.
 import { normalizePrefix, parsePattern } from '../core/path.ts';
-import type { ErrorHandler, Handler, HttpMethod, Middleware, RequestFor, RouteOptions } from '../http/types.ts';
+import type { ErrorHandler, Handler, HttpMethod, Middleware, Next, RequestFor, ResponseSchemas, RouteOptions } from '../http/types.ts';
+import type { ReplyHandler, TypedResponse } from '../http/reply-types.ts';
+import type { RoutesOf, WithPrefixed, WithRoute } from './contract.ts';
 import { isSchema } from '../http/validation.ts';
 import { routeHookLists, type HookLists } from '../http/hooks.ts';
 import type { Decoration } from '../http/decorations.ts';
@@ -12,16 +14,33 @@ import type { MiddlewareRecord, RouteRecord } from './route-record.ts';
 
 export type { MiddlewareRecord, RouteRecord } from './route-record.ts';
 
-/** Registers a route: `(path, ...handlers)` or `(path, options, ...handlers)`. */
-export interface RouteMethod<Self> {
-  <Path extends string>(path: Path, handler: Handler<RequestFor<Path, {}>>, ...more: Handler<RequestFor<Path, {}>>[]): Self;
+/**
+ * Registers a route: `(path, ...handlers)` or `(path, options, ...handlers)`. Returns the
+ * router, its type carrying the route (routing/contract.ts) for typed clients. `M` is the
+ * method's name in that map (`get`, `post`, …, `any`).
+ */
+export interface RouteMethod<Self, M extends string = string> {
+  <Path extends string>(
+    path: Path,
+    handler: Handler<RequestFor<Path, {}>>,
+    ...more: Handler<RequestFor<Path, {}>>[]
+  ): Self & WithRoute<Path, M, {}>;
   <Path extends string, const O extends RouteOptions>(
     path: Path,
     options: O,
-    handler: Handler<RequestFor<Path, O>>,
-    ...more: Handler<RequestFor<Path, O>>[]
-  ): Self;
+    ...handlers: RouteHandlers<Path, O>
+  ): Self & WithRoute<Path, M, O>;
 }
+
+/**
+ * A route's handlers. With `response` schemas the last one (the handler) must return a
+ * declared reply; route middleware before it stays free.
+ */
+export type RouteHandlers<Path extends string, O> = O extends { readonly response: infer Rs extends ResponseSchemas }
+  ? // Middleware sees the same (req, res) as the handler: TypeScript types each argument from all
+    // the elements' parameters together, so they must agree. Plain middleware still fits.
+    [...Handler<RequestFor<Path, O>, TypedResponse<Rs>>[], ReplyHandler<RequestFor<Path, O>, TypedResponse<Rs>, Next, Rs>]
+  : [Handler<RequestFor<Path, O>>, ...Handler<RequestFor<Path, O>>[]];
 
 export class Router {
   /** @internal */ readonly _routes: RouteRecord[] = [];
@@ -40,17 +59,17 @@ export class Router {
   /** onRoute listeners of this scope (route-announce.ts). @internal */
   readonly _routeListeners: RouteListener[] = [];
 
-  readonly get: RouteMethod<this> = this.route('GET');
-  readonly post: RouteMethod<this> = this.route('POST');
-  readonly put: RouteMethod<this> = this.route('PUT');
-  readonly patch: RouteMethod<this> = this.route('PATCH');
-  readonly delete: RouteMethod<this> = this.route('DELETE');
-  readonly head: RouteMethod<this> = this.route('HEAD');
-  readonly options: RouteMethod<this> = this.route('OPTIONS');
+  readonly get: RouteMethod<this, 'get'> = this.route('GET');
+  readonly post: RouteMethod<this, 'post'> = this.route('POST');
+  readonly put: RouteMethod<this, 'put'> = this.route('PUT');
+  readonly patch: RouteMethod<this, 'patch'> = this.route('PATCH');
+  readonly delete: RouteMethod<this, 'delete'> = this.route('DELETE');
+  readonly head: RouteMethod<this, 'head'> = this.route('HEAD');
+  readonly options: RouteMethod<this, 'options'> = this.route('OPTIONS');
   /** Every method on this path. */
-  readonly any: RouteMethod<this> = this.route(null);
+  readonly any: RouteMethod<this, 'any'> = this.route(null);
 
-  private route(method: HttpMethod | null): RouteMethod<this> {
+  private route<M extends string>(method: HttpMethod | null): RouteMethod<this, M> {
     return ((path: string, ...rest: unknown[]) => {
       this._checkOpen(`app.${method === null ? 'any' : method.toLowerCase()}()`);
       parsePattern(path); // fail at declaration, not at startup
@@ -66,7 +85,7 @@ export class Router {
       announceRoute(this, record); // onRoute listeners run first: one that throws leaves the route undeclared
       this._routes.push(record);
       return this;
-    }) as RouteMethod<this>;
+    }) as RouteMethod<this, M>;
   }
 
   /**
@@ -90,16 +109,19 @@ export class Router {
     return this;
   }
 
-  /** Mounts a router's routes under a prefix. Routes added to it later are included too. */
-  attach(prefix: string, router: Router): this {
+  /**
+   * Mounts a router's routes under a prefix. Routes added to it later are included too (at run
+   * time; the returned type carries the routes it had when attached).
+   */
+  attach<const P extends string, R extends Router>(prefix: P, router: R): this & WithPrefixed<P, RoutesOf<R>> {
     this._checkOpen('attach()');
     if (!(router instanceof Router)) throw new TypeError('attach() needs a Router');
-    if (router === this) throw new TypeError('A router cannot be attached to itself');
+    if ((router as Router) === this) throw new TypeError('A router cannot be attached to itself');
     const at = normalizePrefix(prefix);
     announceAttach(this, at, router);
     this._children.push({ prefix: at, router });
     router._attachedTo.push({ parent: this, prefix: at });
-    return this;
+    return this as this & WithPrefixed<P, RoutesOf<R>>; // the phantom route map: a type, nothing to add
   }
 
   /** Handles errors thrown by this router's routes (and routers attached to it) before the app's handler. */
