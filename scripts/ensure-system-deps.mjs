@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Installs what the tests need from the system when it is missing: redis-server (and
-// redis-cli) and nats-server, which the bus tests start on free ports (test/buses/). Debian
+// redis-cli) and nats-server, which the bus tests start on free ports (test/buses/), and
+// nginx, which the fallback transport tests put in front of the server (test/realtime/fallback/). Debian
 // and Ubuntu: apt-get (as root, `apt-get update` first). Run by `npm test`; run it by hand
 // with `node scripts/ensure-system-deps.mjs`.
 import { spawnSync } from 'node:child_process';
@@ -9,15 +10,17 @@ const NEEDED = [
   { bin: 'redis-server', pkg: 'redis-server' },
   { bin: 'redis-cli', pkg: 'redis-tools' },
   { bin: 'nats-server', pkg: 'nats-server' },
+  { bin: 'nginx', pkg: 'nginx-light' },
 ];
 
-const has = (bin) => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
+// /usr/sbin: where Debian puts nginx, not always on a non-root PATH.
+const has = (bin) => spawnSync('sh', ['-c', `PATH="$PATH:/usr/sbin" command -v ${bin}`], { stdio: 'ignore' }).status === 0;
 
 export function ensureSystemDeps() {
   const missing = NEEDED.filter((n) => !has(n.bin));
   if (missing.length === 0) return;
   const pkgs = [...new Set(missing.map((m) => m.pkg))];
-  console.log(`Installing ${pkgs.join(', ')} (needed by the bus tests) with apt-get…`);
+  console.log(`Installing ${pkgs.join(', ')} (needed by the bus and proxy tests) with apt-get…`);
   if (!has('apt-get'))
     throw new Error(`missing ${missing.map((m) => m.bin).join(', ')} and no apt-get: install ${pkgs.join(' ')} yourself`);
   const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];

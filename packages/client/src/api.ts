@@ -60,6 +60,18 @@ export type WebSocketConstructor = new (url: string | URL, protocols?: string | 
 export interface ClientOptions {
   /** WebSocket implementation; defaults to `globalThis.WebSocket` (browsers, Node >= 22). */
   WebSocket?: WebSocketConstructor;
+  /**
+   * Transports in the order they are tried (docs/realtime.md, "Fallback transport"). With
+   * `['websocket', 'sse']`, a WebSocket that fails before it opens, or does not open within
+   * `fallbackTimeout`, is replaced by Server-Sent Events + POSTs (the route needs
+   * `fallback: true`); every `probeInterval` ms it tries the WebSocket again and switches
+   * back up when one opens. Default `['websocket']`.
+   */
+  transports?: readonly ('websocket' | 'sse')[];
+  /** Milliseconds a WebSocket may take to open before the next transport is tried (default 5000). */
+  fallbackTimeout?: number;
+  /** On SSE: milliseconds between tries of the WebSocket, to switch back up; 0 never tries (default 60 000). */
+  probeInterval?: number;
   /** Subprotocols passed to the WebSocket constructor. */
   protocols?: string | string[];
   /** Backoff: cap of the first retry delay, in ms (default 250). */

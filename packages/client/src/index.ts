@@ -2,6 +2,7 @@
 // (docs/protocol.md). Zero dependencies; one closure per connection so that the
 // minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
 
+import { SseSocket } from './sse.ts';
 import { presenceListener } from './presence.ts';
 import {
   ClientError,
@@ -75,6 +76,9 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   const {
     WebSocket: WS = globalThis.WebSocket as unknown as WebSocketConstructor,
     protocols,
+    transports = ['websocket'],
+    fallbackTimeout = 5000,
+    probeInterval = 60_000,
     minDelay = 250,
     maxDelay = 10_000,
     factor = 2,
@@ -85,7 +89,13 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   } = options;
   // Node < 22 has no global WebSocket: without this check the first connect fails later with
   // "WS is not a constructor", which names neither the cause nor the fix.
-  if (typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
+  if (transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'sse'))
+    throw new TypeError("@tachyon/client: transports must list 'websocket' and/or 'sse'");
+  if (transports.includes('websocket') && typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
+  /** The transport in use: the first one, then the next each time one fails before it opens. */
+  let transport = 0;
+  let openTimer: ReturnType<typeof setTimeout> | undefined;
+  let probeTimer: ReturnType<typeof setTimeout> | undefined;
 
   let status: Status = 'connecting';
   let ws: WebSocketLike | undefined;
@@ -273,6 +283,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   /** A terminal close: reject everything, never reconnect. */
   const shutdown = (code: number, reason: string) => {
     clearTimeout(retry);
+    clearTimeout(openTimer);
+    clearTimeout(probeTimer);
     const s = ws;
     ws = undefined;
     status = 'closed';
@@ -285,6 +297,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
 
   const lost = (code: number, reason: string) => {
+    clearTimeout(probeTimer);
     ws = undefined;
     if (openedAt && Date.now() - openedAt >= STABLE_MS) attempt = 0;
     openedAt = 0;
@@ -309,11 +322,77 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     setStatus('reconnecting', { code, reason, delay, attempt });
   };
 
+  /** The WebSocket did not get through: the next transport, at once (not a failed attempt). */
+  const fallBack = (): boolean => {
+    if (transport + 1 >= transports.length || status === 'closed') return false;
+    transport++;
+    open();
+    return true;
+  };
+
+  /**
+   * On a fallback transport: a WebSocket is tried again every `probeInterval` ms; once one
+   * opens (and no request awaits its reply on the old transport) it becomes the connection like
+   * a reconnect without the offline gap: topics resubscribe from their positions.
+   */
+  const scheduleProbe = () => {
+    clearTimeout(probeTimer);
+    if (probeInterval > 0 && transport > 0 && transports[0] === 'websocket' && status === 'open')
+      probeTimer = setTimeout(probe, probeInterval);
+  };
+  const probe = () => {
+    if (status !== 'open' || transport === 0) return;
+    let p: WebSocketLike;
+    try {
+      p = new WS(typeof url === 'function' ? url() : url, protocols);
+    } catch (e) {
+      report(e);
+      return scheduleProbe();
+    }
+    p.binaryType = 'arraybuffer';
+    const giveUp = setTimeout(() => p.close(), fallbackTimeout);
+    p.onopen = () => {
+      clearTimeout(giveUp);
+      const old = ws;
+      let waiting = false;
+      for (const x of pending.values()) if (x.s) waiting = true;
+      if (status !== 'open' || transport === 0 || old === undefined || waiting) {
+        p.close();
+        return scheduleProbe();
+      }
+      transport = 0;
+      wire(p, 'websocket', true);
+      p.onopen!({});
+      old.close(1000, '');
+    };
+    p.onclose = () => {
+      clearTimeout(giveUp);
+      if (ws !== p) scheduleProbe();
+    };
+  };
+
   const open = () => {
-    const s = (ws = new WS(typeof url === 'function' ? url() : url, protocols));
+    const target = typeof url === 'function' ? url() : url;
+    const kind = transports[transport]!;
+    wire(kind === 'sse' ? new SseSocket(target) : new WS(target, protocols), kind, false);
+  };
+
+  /** Makes `s` the connection. `up`: a probe that already opened replaces the fallback (status stays open). */
+  const wire = (s: WebSocketLike, kind: 'websocket' | 'sse', up: boolean) => {
+    ws = s;
     s.binaryType = 'arraybuffer';
+    let opened = false;
+    clearTimeout(openTimer);
+    if (kind === 'websocket' && transport + 1 < transports.length)
+      openTimer = setTimeout(() => {
+        if (s !== ws || opened) return;
+        fallBack(); // replaces ws first: the old socket's close is ignored
+        s.close();
+      }, fallbackTimeout);
     s.onopen = () => {
       if (s !== ws) return;
+      opened = true;
+      clearTimeout(openTimer);
       openedAt = Date.now();
       status = 'open';
       // One batch frame for every topic (per 1000), then the offline queue, in order. Topics
@@ -342,13 +421,17 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         s.send(frame);
       }
       readyYes();
-      setStatus('open');
+      if (!up) setStatus('open');
+      if (kind === 'sse') scheduleProbe();
     };
     s.onmessage = (ev: { data: string | ArrayBuffer }) => {
       if (s === ws) onFrame(ev.data);
     };
     s.onclose = (ev: { code: number; reason: string }) => {
-      if (s === ws) lost(ev.code, ev.reason);
+      if (s !== ws) return;
+      clearTimeout(openTimer);
+      if (!opened && kind === 'websocket' && fallBack()) return;
+      lost(ev.code, ev.reason);
     };
   };
 

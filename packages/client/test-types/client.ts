@@ -187,3 +187,9 @@ connect(() => `ws://x?token=${Math.random()}`);
 connect(new URL('ws://x'));
 
 export { requests, iface, untyped };
+
+// ----- transports ----------------------------------------------------------------------------
+connect('ws://localhost:3000/live', { transports: ['websocket', 'sse'], fallbackTimeout: 3000 });
+connect('ws://localhost:3000/live', { transports: ['sse'] });
+// @ts-expect-error: an unknown transport
+connect('ws://localhost:3000/live', { transports: ['long-polling'] });

@@ -89,6 +89,7 @@ export { SocketRequestError, type SocketRequestErrorCode, type SocketRequestOpti
 export type { PublishOptions } from './realtime/hub.ts';
 export type { RequestAllResult } from './realtime/request-all.ts';
 export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
+export type { FallbackOptions } from './realtime/fallback/options.ts';
 export type { WsRateLimit } from './realtime/rate-limit.ts';
 export type { TopicOptions } from './realtime/topics/index.ts';
 export type {

@@ -153,3 +153,11 @@ async function acknowledged() {
 }
 void acknowledged;
 app.ws('/ids', { open: (ws) => expectType<Equal<typeof ws.id, number>>(true) });
+
+// ----- fallback transport ------------------------------------------------------------------
+app.ws('/sse', { fallback: true });
+app.ws('/sse2', { fallback: { heartbeat: 5 } });
+// @ts-expect-error: fallback is a boolean or { heartbeat }
+app.ws('/sse3', { fallback: 'yes' });
+// @ts-expect-error: unknown fallback option
+app.ws('/sse4', { fallback: { heartbeat: 5, poll: true } });

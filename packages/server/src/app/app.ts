@@ -46,6 +46,7 @@ import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-set
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
 import { claimClusterMember, type ClusterMember } from './cluster-member.ts';
+import { refuseFallbackInCluster } from '../realtime/fallback/route.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { AppHooks, AppLifecycleHooks, RouteDeclaration } from './hooks.ts';
@@ -486,6 +487,7 @@ export class App extends Scope<AppHooks> {
     freezeRouters(this);
     const o = this.config;
     this.setUpMiddleware();
+    if (this.member !== undefined && this.member.workers > 1) refuseFallbackInCluster(this.wsRoutes);
     const uws = (this.uws ??= compileApp({
       root: this,
       dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },

@@ -50,12 +50,20 @@ export function compileApp(c: CompileInput): UwsApp {
   // one router per SNI server name, replayed for each extra hostname.
   const registrations: ([UwsVerb, string, UwsHandler] | ['ws', string, UwsWebSocketBehavior])[] = [];
   const wsApp = { hooks: c.wsHooks, RequestClass: decoratedClass(RequestClass, rootScope(c.root).requestDecorations) };
-  for (const spec of c.wsRoutes)
-    registrations.push(['ws', spec.pattern.path, compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp)]);
   const add = (verb: UwsVerb, path: string, handler: UwsHandler) => registrations.push([verb, path, handler]);
+  for (const spec of c.wsRoutes) {
+    const route = compileWsRoute(spec, c.settings, c.hub, uwsModule, c.tls !== undefined, wsApp);
+    registrations.push(['ws', spec.pattern.path, route.behavior]);
+    // The fallback transport (docs/realtime.md): uWS's ws() yields GETs without an upgrade to these.
+    if (route.fallback !== null) {
+      add('get', spec.pattern.path, route.fallback.get);
+      add('post', spec.pattern.path, route.fallback.post);
+    }
+  }
 
   const routes = flattenRoutes(c.root);
   checkRouteTable(routes, c.trailingSlash);
+  refuseFallbackOverlap(c.wsRoutes, routes);
   const { middleware: appMiddleware, errors: appErrors } = rootHandlers(c.root);
   const ctx = c.dispatcher;
 
@@ -120,6 +128,21 @@ export function compileApp(c: CompileInput): UwsApp {
   }
   c.hub.attach(app);
   return app;
+}
+
+/** uWS would hand a fallback route's GETs or POSTs to an HTTP route declared on the same path (docs/realtime.md). */
+function refuseFallbackOverlap(wsRoutes: readonly WsRouteSpec[], routes: readonly FlatRoute[]): void {
+  for (const ws of wsRoutes) {
+    if (ws.behavior.fallback === undefined || ws.behavior.fallback === false) continue;
+    const path = ws.pattern.path;
+    const clash = routes.find(
+      (r) => r.pattern.path === path && (r.record.method === null || r.record.method === 'GET' || r.record.method === 'POST'),
+    );
+    if (clash !== undefined)
+      throw new Error(
+        `ws ${path}: the fallback transport needs GET and POST ${path} for itself, and the app declares ${clash.record.method ?? 'any'} ${path}: move one of them`,
+      );
+  }
 }
 
 function specFor(r: FlatRoute, c: CompileInput): RouteSpec {

@@ -9,6 +9,7 @@ import { DEFAULT_MAX_PENDING } from './requests.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
+import { checkFallback, type FallbackOptions } from './fallback/options.ts';
 
 export interface WsEvent<Data, S> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
@@ -67,6 +68,12 @@ export interface WsBehavior<Data, E> {
   rateLimit?: WsRateLimit;
   /** This route's own WebSocket hooks, run after the app's (docs/hooks.md): `{ onEvent: [fn] }`. */
   hooks?: WsRouteHooks;
+  /**
+   * Also serve this route over plain HTTP for clients whose WebSocket cannot get through:
+   * Server-Sent Events down, POSTs up, same protocol (docs/realtime.md, "Fallback transport").
+   * `true`, or `{ heartbeat }` (seconds between keep-alive comments, default 15). Default false.
+   */
+  fallback?: boolean | FallbackOptions;
 }
 
 /** Every key of a ws route (`hooks`: the route's lifecycle hooks); one added to WsBehavior and not here fails to compile. */
@@ -90,6 +97,7 @@ const WS_KEYS = Object.keys({
   maxPendingRequests: true,
   rateLimit: true,
   hooks: true,
+  fallback: true,
 } satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
 const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
 
@@ -106,6 +114,8 @@ export interface Limits {
   maxBackpressure: number;
   maxLifetime: number;
   rateLimit: CompiledWsRateLimit | null;
+  /** Heartbeat seconds of the fallback transport, or null when the route has none. */
+  fallback: number | null;
 }
 
 /** Checks options when the route is declared: some bad values terminate the uWS core. */
@@ -164,5 +174,6 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     maxSubscriptions,
     maxPendingRequests,
     rateLimit: checkWsRateLimit(path, b.rateLimit),
+    fallback: checkFallback(b.fallback, fail),
   };
 }

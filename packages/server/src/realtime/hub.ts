@@ -17,6 +17,7 @@ import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
 import { SubscriberIndex } from './subscriber-index.ts';
 import { requestTimeout, type SocketRequestOptions } from './requests.ts';
 import { requestAll, type RequestAllResult } from './request-all.ts';
+import { SseTopics } from './fallback/topics.ts';
 
 export interface PublishOptions {
   /**
@@ -38,6 +39,8 @@ export class WsHub {
   /** Who is on presence topics; created by the first presence pattern (app.topic). */
   presence: PresenceTracker | null = null;
   private readonly sockets = new Set<Socket<any>>();
+  /** Topic subscribers on the fallback transport (fallback/topics.ts); null until a `fallback: true` route is compiled. */
+  sse: SseTopics | null = null;
   /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
   private index: SubscriberIndex | null = null;
   private idle: (() => void)[] = [];
@@ -108,8 +111,29 @@ export class WsHub {
     if (this.uws === null) return false;
     if (this.history.recording) this.history.delivered(topic, envelope);
     if (this.remote !== null) this.sendToBus(topic, envelope, false);
-    return from !== null && !from.closed ? publishExcept(from, topic, envelope) : this.uws.publish(topic, envelope, false);
+    return from !== null && !from.closed ? publishExcept(from, topic, envelope) : this.fanOut(topic, envelope, false);
   };
+
+  /**
+   * Every local fan-out: uWS's native pub/sub, then the fallback transport's sessions when a
+   * fallback route exists (binary frames cannot travel as SSE: docs/realtime.md).
+   */
+  private fanOut(topic: string, message: BusMessage, isBinary: boolean): boolean {
+    const sent = this.uws!.publish(topic, message, isBinary);
+    const sse = this.sse;
+    if (sse === null || isBinary || typeof message !== 'string') return sent;
+    return sse.publish(topic, message, null) || sent;
+  }
+
+  /** Publishes to this process's WebSocket subscribers only (a fallback session's publish: fallback/connection.ts). @internal */
+  publishWebSockets(topic: string, message: string): boolean {
+    return this.uws?.publish(topic, message, false) ?? false;
+  }
+
+  /** A `fallback: true` route was compiled: sessions get their own topic index. @internal */
+  enableFallback(): SseTopics {
+    return (this.sse ??= new SseTopics());
+  }
 
   /** @internal */
   attach(uws: UwsApp): void {
@@ -120,7 +144,7 @@ export class WsHub {
   startBus(): void | Promise<void> {
     const started = this.bus.start(this.deliver, {
       logger: this.logger,
-      localSubscribers: (topic) => (this.uws === null ? 0 : this.uws.numSubscribers(topic)),
+      localSubscribers: (topic) => this.subscribers(topic),
     });
     // Presence announces over the bus, so it starts once the bus has.
     const presence = this.presence;
@@ -134,7 +158,7 @@ export class WsHub {
     if (topic === PRESENCE_CHANNEL) return this.presence?.receive(message);
     this.flushTopic(topic);
     if (this.history.recording) this.history.delivered(topic, message);
-    this.uws.publish(topic, message, isBinary);
+    this.fanOut(topic, message, isBinary);
   };
 
   /** Tracks presence from now on (the first presence pattern was declared). @internal */
@@ -170,14 +194,14 @@ export class WsHub {
 
   /** Publishes an envelope to this process's subscribers only (a socket's publish, see Socket.publish). @internal */
   publishLocal(topic: string, message: string): boolean {
-    return this.uws?.publish(topic, message, false) ?? false;
+    return this.uws === null ? false : this.fanOut(topic, message, false);
   }
 
   /** A socket subscribed: the first local subscriber of a topic makes the bus interested. @internal */
   subscribed(s: Socket<any>, topic: string): void {
     if (this.index !== null) this.index.add(s, topic);
     if (this.remote === null || this.uws === null) return;
-    const count = this.uws.numSubscribers(topic);
+    const count = this.subscribers(topic);
     this.remote.subscriberCount?.(topic, count);
     if (count === 1) this.remote.interest(topic, true);
   }
@@ -186,7 +210,7 @@ export class WsHub {
   unsubscribed(s: Socket<any> | null, topic: string): void {
     if (s !== null && this.index !== null) this.index.remove(s, topic);
     if (this.remote === null || this.uws === null) return;
-    const count = this.uws.numSubscribers(topic);
+    const count = this.subscribers(topic);
     this.remote.subscriberCount?.(topic, count);
     if (count === 0) this.remote.interest(topic, false);
   }
@@ -295,7 +319,7 @@ export class WsHub {
     const batches = this.batches;
     if (batches === null) {
       if (this.remote !== null) this.sendToBus(topic, envelope, false);
-      return this.uws.publish(topic, envelope, false);
+      return this.fanOut(topic, envelope, false);
     }
     const batch = batches.get(topic);
     if (batch !== undefined) batch.push(envelope);
@@ -324,7 +348,7 @@ export class WsHub {
     if (this.stats !== null) this.stats.publishes++;
     this.flushTopic(topic);
     if (this.remote !== null) this.sendToBus(topic, message, isBinary);
-    return this.uws.publish(topic, message, isBinary);
+    return this.fanOut(topic, message, isBinary);
   }
 
   /**
@@ -346,7 +370,7 @@ export class WsHub {
     if (this.uws === null) return;
     const frame = envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`;
     if (this.remote !== null) this.sendToBus(topic, frame, false);
-    this.uws.publish(topic, frame, false);
+    this.fanOut(topic, frame, false);
   }
 
   /** Sends everything queued (shutdown). @internal */
@@ -356,7 +380,9 @@ export class WsHub {
 
   /** Subscribers of `topic` in this process only (app.subscribers). */
   subscribers(topic: string): number {
-    return this.uws === null ? 0 : this.uws.numSubscribers(topic);
+    if (this.uws === null) return 0;
+    const ws = this.uws.numSubscribers(topic);
+    return this.sse === null ? ws : ws + this.sse.count(topic);
   }
 
   /**

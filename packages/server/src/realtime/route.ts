@@ -5,7 +5,8 @@
 //   close → bookkeeping (hub, bus interest) → the app's `close`
 import type { Settings } from '../core/settings.ts';
 import type { UwsWebSocket, UwsWebSocketBehavior } from '../uws/index.ts';
-import { checkWsBehavior, type WsRouteSpec } from './behavior.ts';
+import { checkWsBehavior, type Limits, type WsRouteSpec } from './behavior.ts';
+import { FallbackRoute, type FallbackHandlers } from './fallback/route.ts';
 import { compileControl, refuseNonProtocolFrame } from './control.ts';
 import type { WsHub } from './hub.ts';
 import { CLOSE_RATE_LIMITED, CLOSE_TOO_BIG, CLOSE_TOO_SLOW, errorFrame, isControlFrame, readRef } from './protocol.ts';
@@ -25,6 +26,12 @@ export interface WsAppParts {
   RequestClass: typeof Request;
 }
 
+/** A compiled route: the uWS behavior, and the fallback transport's HTTP handlers when the route has `fallback`. */
+export interface CompiledWsRoute {
+  behavior: UwsWebSocketBehavior;
+  fallback: FallbackHandlers | null;
+}
+
 export function compileWsRoute(
   spec: WsRouteSpec,
   settings: Settings,
@@ -32,10 +39,49 @@ export function compileWsRoute(
   uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number },
   tls: boolean,
   app: WsAppParts,
-): UwsWebSocketBehavior {
+): CompiledWsRoute {
   const b = spec.behavior;
   const hooks = wsHooksFor(app.hooks, b.hooks);
   const limits = checkWsBehavior(spec.pattern.path, b);
+  const { behavior, policy } = compileBehavior(spec, settings, hub, uwsConstants, tls, app, hooks, limits);
+  if (limits.fallback === null) return { behavior, fallback: null };
+  // The same behavior drives the SSE sessions; the same upgrade checks and hook open them.
+  const route = new FallbackRoute(
+    {
+      behavior,
+      topics: hub.enableFallback(),
+      publishWs: (topic, message) => hub.publishWebSockets(topic, message),
+      maxBackpressure: limits.maxBackpressure,
+      maxPayloadLength: limits.maxPayloadLength,
+      idleTimeout: limits.idleTimeout,
+      log: settings.logger,
+    },
+    limits.fallback,
+  );
+  const upgrade = compileUpgrade(
+    spec,
+    settings,
+    policy,
+    tls,
+    limits.rateLimit?.upgrades ?? null,
+    hooks.onUpgrade,
+    app.RequestClass,
+    route.open,
+  );
+  return { behavior, fallback: { get: route.get(upgrade), post: route.post } };
+}
+
+function compileBehavior(
+  spec: WsRouteSpec,
+  settings: Settings,
+  hub: WsHub,
+  uwsConstants: { DISABLED: number; SHARED_COMPRESSOR: number },
+  tls: boolean,
+  app: WsAppParts,
+  hooks: ReturnType<typeof wsHooksFor>,
+  limits: Limits,
+): { behavior: UwsWebSocketBehavior; policy: SocketPolicy } {
+  const b = spec.behavior;
   const log = settings.logger;
   const stats = hub.stats;
   const policy: SocketPolicy = {
@@ -97,7 +143,7 @@ export function compileWsRoute(
     if (isControlFrame(bytes)) s.sendRaw(rateLimitedFrame(bytes, perSecond), false);
   };
 
-  return {
+  const behavior: UwsWebSocketBehavior = {
     compression: b.compression ? uwsConstants.SHARED_COMPRESSOR : uwsConstants.DISABLED,
     // uWS cuts frames over its own limit without a close frame (the client sees 1006). It
     // gets a larger cap so that messages just over ours get a proper 1009 from us.
@@ -163,6 +209,7 @@ export function compileWsRoute(
       if (b.close) safely('close', b.close, s, code, reason);
     },
   };
+  return { behavior, policy };
 }
 
 const decoder = new TextDecoder();

@@ -7,6 +7,7 @@ import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, settleReply, type SocketRequestOptions } from './requests.ts';
 import type { Logger } from '../core/logger.ts';
+import type { SseTopics } from './fallback/topics.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -38,6 +39,8 @@ export interface SocketHub {
   ): void;
   /** Who is on presence topics (docs/presence.md); null while no topic has presence. */
   readonly presence: SocketPresence | null;
+  /** Topic subscribers on the fallback transport (fallback/topics.ts), or null when no route has one. */
+  readonly sse: SseTopics | null;
 }
 
 /**
@@ -313,5 +316,7 @@ export function publishExcept(s: Socket<any>, topic: string, envelope: string): 
   // uWS 20.57 refuses a publish from a socket that never subscribed to anything. Such a
   // socket is subscribed to nothing, so the app-level publish cannot echo it back to it.
   if (!sent && s.subscriptionCount === 0) return s._policy.hub.publishLocal(topic, envelope);
-  return sent;
+  // uWS's pub/sub never reaches fallback sessions: they get it from the hub's index, except the sender.
+  const sse = s._policy.hub.sse;
+  return sse === null ? sent : sse.publish(topic, envelope, ws) || sent;
 }

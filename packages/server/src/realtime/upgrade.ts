@@ -7,7 +7,7 @@ import { Request, resolveClientIp } from '../http/io/request.ts';
 import { Response, type ResponseHooks } from '../http/io/response.ts';
 import { continueAsync, handOver, leaveCallback, pair } from '../http/io/exchange.ts';
 import type { Settings } from '../core/settings.ts';
-import { asciiText, type UwsWebSocketBehavior } from '../uws/index.ts';
+import { asciiText, type UwsResponse, type UwsWebSocketBehavior } from '../uws/index.ts';
 import type { WsBehavior, WsRouteSpec } from './behavior.ts';
 import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
@@ -32,6 +32,11 @@ export function compileUpgrade(
   limiter: UpgradeLimiter | null,
   onUpgrade: readonly WsHooks['onUpgrade'][],
   RequestClass: typeof Request = Request,
+  /**
+   * The fallback transport (fallback/route.ts): an accepted request opens an SSE session on
+   * `ures` instead of upgrading. `async`: decided outside the uWS callback (writes need a cork).
+   */
+  stream?: (ures: UwsResponse, data: UpgradeData, async: boolean) => void,
 ): NonNullable<UwsWebSocketBehavior['upgrade']> {
   const b = spec.behavior;
   const log = settings.logger;
@@ -49,7 +54,8 @@ export function compileUpgrade(
   const origins = b.allowedOrigins;
   const staticOrigins = typeof origins === 'function' ? undefined : origins;
   // With an upgrade limit every handshake is counted, through the full path below.
-  const direct = b.upgrade === undefined && typeof origins !== 'function' && limiter === null && onUpgrade.length === 0;
+  const direct =
+    stream === undefined && b.upgrade === undefined && typeof origins !== 'function' && limiter === null && onUpgrade.length === 0;
   const route = b.upgrade;
   /** Origin check, the onUpgrade hooks, then the route's hook: the socket's data, false, or a promise of either. */
   const decide = (req: Request): unknown => {
@@ -65,7 +71,7 @@ export function compileUpgrade(
   return (ures, ureq, context) => {
     const framing = framingProblem(ureq);
     if (framing !== null) return refuseFraming(ures, ureq, framing, log);
-    if (refuseWsVersion(ures, ureq, log)) return;
+    if (stream === undefined && refuseWsVersion(ures, ureq, log)) return;
     if (direct) {
       // No upgrade hook and no origin callback: nothing needs a Request, so none is built
       // (less garbage per connection). A refused origin takes the full path below.
@@ -99,6 +105,7 @@ export function compileUpgrade(
       if (decided === false) return hooks.fail(new HttpError(401, 'Unauthorized'), req, res);
       const data: UpgradeData = { socket: new Socket(decided, req.ip, policy), deferOpen: async, budget: null };
       handOver(res); // handed over to uWS: the HTTP response must not be touched again
+      if (stream !== undefined) return stream(ures, data, async);
       ures.cork(() => ures.upgrade(data, key, protocol, extensions, context));
     };
     try {

@@ -1,0 +1,148 @@
+// The fallback transport (docs/realtime.md, "Fallback transport"), shaped like a WebSocket so
+// that connect() drives it unchanged: one long GET read as Server-Sent Events carries server →
+// client frames; client → server frames go out as POSTs to `<url>?session=<id>`, one at a
+// time (so they arrive in order), each carrying every frame queued meanwhile, one per line.
+// fetch() with a streamed body works in browsers and in Node.js 22+, with no dependency
+// (EventSource is missing from Node.js and cannot send an Accept header of its own choosing).
+import type { WebSocketLike } from './api.ts';
+
+/** ws:// → http://, wss:// → https:// (http(s) URLs stay as they are). */
+export function httpUrl(url: string | URL): string {
+  return String(url).replace(/^ws(s?):/i, 'http$1:');
+}
+
+interface SessionInfo {
+  session: string;
+  maxPost: number;
+  idle: number;
+}
+
+export class SseSocket implements WebSocketLike {
+  readyState = 0;
+  binaryType = 'arraybuffer';
+  onopen: ((ev: any) => unknown) | null = null;
+  onmessage: ((ev: any) => unknown) | null = null;
+  onclose: ((ev: any) => unknown) | null = null;
+  private readonly url: string;
+  private readonly abort = new AbortController();
+  private post = '';
+  private maxPost = 65_537;
+  private queue: string[] = [];
+  private sending = false;
+  private lastPost = 0;
+  private pinger: ReturnType<typeof setInterval> | undefined;
+
+  constructor(url: string | URL) {
+    this.url = httpUrl(url);
+    void this.read();
+  }
+
+  private async read(): Promise<void> {
+    let code = 1006;
+    let reason = '';
+    try {
+      const res = await fetch(this.url, { headers: { accept: 'text/event-stream' }, cache: 'no-store', signal: this.abort.signal });
+      if (!res.ok || res.body === null) throw new Error(`HTTP ${res.status}`);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value.includes('\r') ? value.replace(/\r\n?/g, '\n') : value;
+        for (let i = buf.indexOf('\n\n'); i !== -1; i = buf.indexOf('\n\n')) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const closed = this.event(block);
+          if (closed !== null) {
+            code = closed.code;
+            reason = closed.reason;
+            this.abort.abort();
+            return this.finish(code, reason);
+          }
+        }
+      }
+    } catch {
+      // refused, cut or aborted: 1006 like a WebSocket that failed
+    }
+    this.finish(code, reason);
+  }
+
+  /** One SSE event: the session, a protocol frame, or the close frame (returned). */
+  private event(block: string): { code: number; reason: string } | null {
+    let name = 'message';
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+      else if (line.startsWith('event:')) name = line.slice(6).trim();
+      // comments (heartbeats) and unknown fields are skipped
+    }
+    if (data.length === 0) return null;
+    const text = data.join('\n');
+    if (name === 'close') {
+      const c = JSON.parse(text) as { code?: number; reason?: string };
+      return { code: c.code ?? 1005, reason: c.reason ?? '' };
+    }
+    if (name === 'session') return this.opened(JSON.parse(text) as SessionInfo);
+    if (this.readyState === 1) this.onmessage?.({ data: text });
+    return null;
+  }
+
+  private opened(info: SessionInfo): null {
+    this.post = `${this.url}${this.url.includes('?') ? '&' : '?'}session=${encodeURIComponent(info.session)}`;
+    this.maxPost = info.maxPost;
+    this.readyState = 1;
+    this.lastPost = Date.now();
+    // The server closes a session that POSTs nothing for its idleTimeout: a ping keeps it alive.
+    if (info.idle > 0)
+      this.pinger = setInterval(() => {
+        if (Date.now() - this.lastPost >= info.idle / 2) this.send('{"type":"ping"}');
+      }, info.idle / 4);
+    this.onopen?.({});
+    return null;
+  }
+
+  send(data: string | ArrayBufferLike | ArrayBufferView | Blob): void {
+    if (typeof data !== 'string') throw new TypeError('@tachyon/client: binary frames cannot travel over the SSE fallback transport');
+    if (this.readyState !== 1) return;
+    this.queue.push(data);
+    this.flush();
+  }
+
+  /** One POST at a time, with every queued frame that fits in the server's maxPost. */
+  private flush(): void {
+    if (this.sending || this.queue.length === 0 || this.readyState !== 1) return;
+    let size = this.queue[0]!.length;
+    let n = 1;
+    while (n < this.queue.length && size + 1 + this.queue[n]!.length <= this.maxPost) size += 1 + this.queue[n++]!.length;
+    const body = this.queue.splice(0, n).join('\n');
+    this.sending = true;
+    this.lastPost = Date.now();
+    fetch(this.post, { method: 'POST', body, headers: { 'content-type': 'text/plain;charset=UTF-8' }, signal: this.abort.signal }).then(
+      (res) => {
+        this.sending = false;
+        void res.body?.cancel();
+        // 404: the session is gone (the stream ends with it); 413: it is closed with 1009.
+        if (res.ok) this.flush();
+      },
+      () => {
+        this.sending = false;
+        this.close(1006, '');
+      },
+    );
+  }
+
+  close(code = 1000, reason = ''): void {
+    if (this.readyState >= 2) return;
+    this.abort.abort(); // the server sees the stream go and closes the session
+    this.finish(code, reason);
+  }
+
+  private finish(code: number, reason: string): void {
+    if (this.readyState === 3) return;
+    this.readyState = 3;
+    clearInterval(this.pinger);
+    this.queue = [];
+    const onclose = this.onclose;
+    queueMicrotask(() => onclose?.({ code, reason }));
+  }
+}
