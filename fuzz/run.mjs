@@ -67,9 +67,22 @@ function runTarget(name, seconds) {
       const done = [...log.matchAll(/#(\d+)\s+(?:DONE|pulse|NEW|REDUCE|INITED)\s+cov: (\d+) ft: (\d+) corp: (\d+)/g)].at(-1);
       const execs = /stat::number_of_executed_units:\s*(\d+)/.exec(log)?.[1] ?? done?.[1] ?? '?';
       const found = readdirSync(findings).filter((f) => f.startsWith(`${name}-`));
-      const summary = { target: name, seconds, executions: Number(execs), cov: Number(done?.[2] ?? 0), ft: Number(done?.[3] ?? 0), corpus: Number(done?.[4] ?? 0), findings: found.length, exit: code };
+      const summary = {
+        target: name,
+        seconds,
+        executions: Number(execs),
+        cov: Number(done?.[2] ?? 0),
+        ft: Number(done?.[3] ?? 0),
+        corpus: Number(done?.[4] ?? 0),
+        findings: found.length,
+        exit: code,
+      };
       if (found.length > 0 || (code !== 0 && code !== null)) {
-        const tail = log.split('\n').filter((l) => !/^#\d+/.test(l)).slice(-40).join('\n');
+        const tail = log
+          .split('\n')
+          .filter((l) => !/^#\d+/.test(l))
+          .slice(-40)
+          .join('\n');
         console.log(tail);
         for (const f of found) console.log(`  finding: fuzz/findings/${f}`);
       }

@@ -32,5 +32,9 @@ export function fuzz(data) {
   assert(unsignCookieValue(signed, SECRETS) === value, `sign → unsign of ${JSON.stringify(value)}`);
   assert(unsignCookieValue(signCookieValue(value, 'another secret'), SECRETS) === undefined, 'a foreign signature never verifies');
   const verified = timed('unsignCookieValue', () => unsignCookieValue(text, SECRETS));
-  if (verified !== undefined) assert(signCookieValue(verified, SECRETS[0]) === text || signCookieValue(verified, SECRETS[1]) === text, 'only a signed value verifies');
+  if (verified !== undefined)
+    assert(
+      signCookieValue(verified, SECRETS[0]) === text || signCookieValue(verified, SECRETS[1]) === text,
+      'only a signed value verifies',
+    );
 }

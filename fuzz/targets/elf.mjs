@@ -5,7 +5,8 @@
 import { inspectElf, patchBuffer, requiredGlibcVersions } from '../../packages/server/src/uws/glibc-compat.ts';
 import { assert, onlyDocumented, timed } from '../lib.mjs';
 
-const OWN = /^(not an ELF file|only ELF64 little-endian is supported|missing \.dynsym|malformed ELF|libc\.so\.6 needs no|symbols other than the C23 trio)/;
+const OWN =
+  /^(not an ELF file|only ELF64 little-endian is supported|missing \.dynsym|malformed ELF|libc\.so\.6 needs no|symbols other than the C23 trio)/;
 const own = (e) => e.constructor === Error && OWN.test(e.message);
 
 export function fuzz(data) {

@@ -37,7 +37,15 @@ const hub = {
     s.sendRaw(JSON.stringify({ type: 'subscribed', topic, ...(ref === undefined ? {} : { ref }) }), false);
   },
 };
-const limits = { maxSubscriptions: 50, maxPendingRequests: 16, maxPayloadLength: 65536, idleTimeout: 120, maxBackpressure: 1 << 20, maxLifetime: 0, rateLimit: null };
+const limits = {
+  maxSubscriptions: 50,
+  maxPendingRequests: 16,
+  maxPayloadLength: 65536,
+  idleTimeout: 120,
+  maxBackpressure: 1 << 20,
+  maxLifetime: 0,
+  rateLimit: null,
+};
 const control = compileControl(behavior, limits, log, hub);
 
 function standIn() {
@@ -88,7 +96,8 @@ export function fuzz(data) {
   for (const name of ran) assert(frame?.type === 'event' && frame.event === name, 'a handler only runs for its event');
   for (const h of histories) {
     if (h === null) continue;
-    if (h.since) assert(Number.isSafeInteger(h.since.offset) && h.since.offset >= 0 && typeof h.since.epoch === 'string', 'a well-formed since');
+    if (h.since)
+      assert(Number.isSafeInteger(h.since.offset) && h.since.offset >= 0 && typeof h.since.epoch === 'string', 'a well-formed since');
     else assert(Number.isSafeInteger(h.last) && h.last >= 1 && h.last <= 1_000_000, 'a well-formed last');
   }
 }

@@ -134,7 +134,13 @@ export type ReadReply = [seq: number, epoch: string, entries: Entry[]];
  * The history read from the READ script's reply, as Redis sent it back (exported for the fuzz
  * target: it is all the parsing of what Redis stores). `now` decides which entries outlived the ttl.
  */
-export function readBack(topic: string, request: HistoryRequest, options: Readonly<HistoryOptions>, reply: ReadReply, now: number): HistoryRead {
+export function readBack(
+  topic: string,
+  request: HistoryRequest,
+  options: Readonly<HistoryOptions>,
+  reply: ReadReply,
+  now: number,
+): HistoryRead {
   const since = request.since;
   const [seq, epoch, raw] = reply;
   const oldestKept = now - (options.ttl ?? Infinity);

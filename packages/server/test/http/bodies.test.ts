@@ -292,7 +292,11 @@ describe('streaming multipart (req.multipart)', () => {
         '--zzz\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\nunterminated',
         '--zzz\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--zzz\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\npart',
       ]) {
-        const r = await fetch(srv.url + '/upload', { method: 'POST', body, headers: { 'content-type': 'multipart/form-data; boundary=zzz' } });
+        const r = await fetch(srv.url + '/upload', {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'multipart/form-data; boundary=zzz' },
+        });
         assert.equal(r.status, 400, body);
       }
       assert.equal(seen.length, 2);

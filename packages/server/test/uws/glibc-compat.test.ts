@@ -61,7 +61,11 @@ describe('glibc compat patch', () => {
   // a read past its end (or walk a zero-sized symbol table forever), not its own error.
   test('refuses a truncated or damaged ELF with "malformed ELF", never a RangeError or a hang', () => {
     for (const cut of [64, 200, 1000, original.length >> 1]) {
-      assert.throws(() => inspectElf(original.subarray(0, cut)), (err: Error) => err.constructor === Error && /malformed ELF|missing \.dynsym/.test(err.message), `cut at ${cut}`);
+      assert.throws(
+        () => inspectElf(original.subarray(0, cut)),
+        (err: Error) => err.constructor === Error && /malformed ELF|missing \.dynsym/.test(err.message),
+        `cut at ${cut}`,
+      );
     }
     const pastTheEnd = Buffer.from(original);
     pastTheEnd.writeBigUInt64LE(BigInt(original.length + 4096), 0x28); // e_shoff past the end
