@@ -6,7 +6,7 @@ import { compileRoute, type Dispatcher, type RouteSpec } from '../http/compile-r
 import type { Request } from '../http/io/request.ts';
 import type { ErrorHandler, Handler, HttpMethod, NotFoundHandler } from '../http/types.ts';
 import { parsePattern, type Pattern } from '../core/path.ts';
-import { flattenRoutes, rootScope, type FlatRoute } from '../routing/route-table.ts';
+import { flattenRoutes, rootHandlers, rootScope, type FlatRoute } from '../routing/route-table.ts';
 import { middlewareFor, type ScopedMiddleware } from '../routing/route-info.ts';
 import { decoratedClass } from '../http/decorations.ts';
 import { Request as RequestClass } from '../http/io/request.ts';
@@ -55,8 +55,7 @@ export function compileApp(c: CompileInput): UwsApp {
 
   const routes = flattenRoutes(c.root);
   checkRouteTable(routes, c.trailingSlash);
-  const appMiddleware: ScopedMiddleware[] = c.root._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers }));
-  const appErrors = c.root._errorHandler ? [c.root._errorHandler] : [];
+  const { middleware: appMiddleware, errors: appErrors } = rootHandlers(c.root);
   const ctx = c.dispatcher;
 
   // Group by uWS pattern so 405/OPTIONS answers know every method of a path.

@@ -8,6 +8,7 @@ import type { DedupTable } from './dedup.ts';
 import type { CompiledRoute, Step } from './route-context.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { SETTLED } from './io/response-core.ts';
+import { leadDedup, replay } from './io/exchange.ts';
 import { validationStep, type ValidationSpec } from './validate-step.ts';
 import type { HookLists, HttpHooks } from './hooks.ts';
 
@@ -82,11 +83,11 @@ function dedupGate(rest: Step, table: DedupTable): Step {
     const leader = table.follow(key);
     if (leader !== null) {
       return leader.then((shared) => {
-        if (shared !== null) res._replay(shared);
+        if (shared !== null) replay(res, shared);
         else return rest(req, res);
       });
     }
-    if (table.lead(key)) res._leadDedup(key);
+    if (table.lead(key)) leadDedup(res, key);
     return rest(req, res);
   };
 }

@@ -12,6 +12,7 @@
 // The steps live beside this file: chain.ts (composition, next), validate-step.ts,
 // send-value.ts (returned values), route-context.ts (per-route state, error handlers).
 import { decodeComponent } from './io/query.ts';
+import { clientLeft, leaveCallback, pair, snapshot, startDeadline, startTiming } from './io/exchange.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import type { Settings } from '../core/settings.ts';
@@ -93,8 +94,8 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
     // Any HEAD request gets no body, whichever route answers it (GET's variant, head(), any()).
     const res = new ResponseClass(ures, settings, route, head || m === 'HEAD', tls);
     const req = new RequestClass(ureq, res, m, settings, bodyLimit, routePath, headers);
-    res._bind(req);
-    if (timed) res._t0 = performance.now();
+    pair(req, res);
+    if (timed) startTiming(res);
     let pending: Promise<void> | undefined;
     try {
       req.params = (hasParams ? readParams(ureq, paramNames, wildcardAt) : NO_PARAMS) as never;
@@ -102,7 +103,7 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
     } catch (err) {
       route.fail(err, req, res);
     }
-    res._leaveCallback();
+    leaveCallback(res);
     // Still open, compressing or streaming: the request outlives this callback.
     if (!res.finished) goAsync(req, res, route, ures, pending);
   };
@@ -110,9 +111,9 @@ export function compileRoute(spec: RouteSpec, ctx: Dispatcher, head = false): Uw
 
 /** The handler did not answer synchronously: make the request safe to outlive the callback. */
 function goAsync(req: Request<any>, res: Response, route: CompiledRoute, ures: UwsResponse, pending: Promise<void> | undefined): void {
-  req._snapshot();
-  ures.onAborted(() => res._abort());
-  if (route.timeout > 0 && !res.headersSent) res._startDeadline(route.timeout, pending);
+  snapshot(req);
+  ures.onAborted(() => clientLeft(res));
+  if (route.timeout > 0 && !res.headersSent) startDeadline(res, route.timeout, pending);
   route.tracker.track(res);
 }
 

@@ -10,6 +10,10 @@ import type { DedupTable } from './dedup.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { NO_HOOKS, type HookLists } from './hooks.ts';
 import type { Body } from './io/response-core.ts';
+import { bytesWritten, elapsed, finishEnd, finishWith, inCallback, logFor, requestOf } from './io/exchange.ts';
+
+/** The header lines of the plain 500 an onSend failure answers. */
+const JSON_HEADERS: readonly string[] = ['content-type', 'application/json; charset=utf-8'];
 
 /** One link of a route's chain (chain.ts composes them). */
 export type Step = (req: Request<any>, res: Response) => Promise<void> | undefined;
@@ -62,18 +66,18 @@ export class CompiledRoute {
   }
 
   settled(res: Response): void {
-    if (!res._sync) this.tracker.settled(res);
+    if (!inCallback(res)) this.tracker.settled(res);
     if (this.observed) this.settledHooks(res);
   }
 
   /** onAbort (the client left), then onResponse with what was written. */
   private settledHooks(res: Response): void {
-    const req = res._req as Request<any>;
+    const req = requestOf(res);
     const hooks = this.hooks;
     if (res.aborted && hooks.onAbort !== undefined)
       for (const hook of hooks.onAbort) this.observe('onAbort', req, hook, req, res, undefined);
     if (hooks.onResponse === undefined) return;
-    const info = { status: res.statusCode, bytes: res._bytes, duration: performance.now() - res._t0, aborted: res.aborted };
+    const info = { status: res.statusCode, bytes: bytesWritten(res), duration: elapsed(res), aborted: res.aborted };
     for (const hook of hooks.onResponse) this.observe('onResponse', req, hook, req, res, info);
   }
 
@@ -123,14 +127,13 @@ export class CompiledRoute {
         payload = out;
       }
     }
-    if (!res.finished) res._finishEnd(payload);
+    if (!res.finished) finishEnd(res, payload);
   }
 
   private sendFailed(err: unknown, req: Request<any>, res: Response): void {
-    req._log().error({ err, method: req.method, route: req.route, url: req.url }, 'onSend hook failed: answered 500');
+    logFor(req).error({ err, method: req.method, route: req.route, url: req.url }, 'onSend hook failed: answered 500');
     if (res.finished) return;
-    res._adoptHeaders(500, ['content-type', 'application/json; charset=utf-8']);
-    res._finishEnd('{"error":"Internal Server Error"}');
+    finishWith(res, 500, JSON_HEADERS, '{"error":"Internal Server Error"}');
   }
 
   /** Runs the error handlers, innermost first; a handler that throws hands its error outwards. */
@@ -184,12 +187,10 @@ export class CompiledRoute {
    */
   private errorHandlerThrew(i: number, original: unknown, thrown: unknown, req: Request<any>, res: Response): void {
     if (thrown !== original) {
-      req
-        ._log()
-        .error(
-          { err: thrown, original: describeError(original), method: req.method, route: req.route, url: req.url },
-          'error handler threw while handling another error (both logged: err is what it threw, original what it was handling)',
-        );
+      logFor(req).error(
+        { err: thrown, original: describeError(original), method: req.method, route: req.route, url: req.url },
+        'error handler threw while handling another error (both logged: err is what it threw, original what it was handling)',
+      );
     }
     this.runErrorHandler(i + 1, thrown, req, res);
   }
@@ -208,7 +209,7 @@ export class CompiledRoute {
 /** Status 500 unless the error says otherwise; stack traces only when exposeErrors is on. */
 export function defaultErrorHandler(err: unknown, req: Request<any>, res: Response, settings: Settings): void {
   const status = errorStatus(err);
-  const log = req._log();
+  const log = logFor(req);
   if (err instanceof RequestTimeoutError)
     log.error({ method: req.method, route: req.route, url: req.url, timeout: err.timeout, handlerPromise: err.pending }, err.detail);
   else if (status >= 500) log.error({ err, method: req.method, route: req.route, url: req.url }, 'request failed');
@@ -239,7 +240,7 @@ function describeError(err: unknown): unknown {
 
 /** A hook that only observes failed: logged with the request, never answered. */
 function hookFailed(name: string, err: unknown, req: Request<any>): void {
-  req._log().error({ err, method: req.method, route: req.route, url: req.url }, `${name} hook failed`);
+  logFor(req).error({ err, method: req.method, route: req.route, url: req.url }, `${name} hook failed`);
 }
 
 function isBody(value: unknown): value is Body {

@@ -4,6 +4,7 @@ import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
 import { MAX_SHARED_BODY } from './dedup.ts';
 import { EventStream } from './io/sse.ts';
+import { leadsDedup, reportLate } from './io/exchange.ts';
 
 /** Where a failure while sending goes (the route's error path). */
 export interface FailureSink {
@@ -19,7 +20,7 @@ export function sendValue(value: unknown, req: Request<any>, res: Response, rout
     if (res.headersSent || res.finished) {
       // `res.json(a); return b`: b is lost. Misuse, reported like a second res.json()
       // (returning `res` or the `res.sse()` stream is fine: they are the answer).
-      if (value !== res && !(value instanceof EventStream)) res._late('a value returned by the handler');
+      if (value !== res && !(value instanceof EventStream)) reportLate(res, 'a value returned by the handler');
       return;
     }
     if (typeof value === 'string') res.send(value);
@@ -38,7 +39,7 @@ function sendWebResponse(web: globalThis.Response, res: Response, route: Failure
   web.headers.forEach(appendWebHeader, res);
   const body = web.body;
   if (body === null) res.end();
-  else if (res._dedupKey !== null) bufferThenSend(body, res).catch((err) => route.fail(err, req, res));
+  else if (leadsDedup(res)) bufferThenSend(body, res).catch((err) => route.fail(err, req, res));
   else sendWebBody(body, req, res, web.headers).catch((err) => route.fail(err, req, res));
 }
 

@@ -2,6 +2,7 @@
 // One coarse interval sweeps deadlines instead of a timer per request.
 import type { Response } from './io/response.ts';
 import type { Tracker } from './route-context.ts';
+import { expireIfDue, shutDown } from './io/exchange.ts';
 
 const SWEEP_MS = 250;
 
@@ -39,7 +40,7 @@ export class InflightTracker implements Tracker {
       return;
     }
     const now = Date.now();
-    for (const res of this.pending) res._expireIfDue(now);
+    for (const res of this.pending) expireIfDue(res, now);
   }
 
   /** Resolves when no request is in flight. */
@@ -50,7 +51,7 @@ export class InflightTracker implements Tracker {
 
   /** Shutdown started: streamed responses (SSE, res.stream()) are ended, their signals aborted. */
   endStreams(): void {
-    for (const res of [...this.pending]) res._shutDown();
+    for (const res of [...this.pending]) shutDown(res);
   }
 
   /** Forced shutdown: every remaining response is dropped. */

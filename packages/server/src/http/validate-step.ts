@@ -5,6 +5,7 @@ import { dict } from '../core/dict.ts';
 import { HttpError } from './errors.ts';
 import { parseQuery } from './io/query.ts';
 import type { Request } from './io/request.ts';
+import { bodyReader, setValidated, snapshot } from './io/exchange.ts';
 import type { BodyKind } from './types.ts';
 import { compileValidator, type Schema } from './validation.ts';
 import { isPromise } from './send-value.ts';
@@ -39,22 +40,22 @@ export function validationStep(spec: ValidationSpec, rest: Step, route: Compiled
       if (query) {
         const out = query(req.query);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'query', out));
-        else req._setValidated('query', out);
+        else setValidated(req, 'query', out);
       }
       if (headers) {
         const out = headers(req.headers);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'headers', out));
-        else req._setValidated('headers', out);
+        else setValidated(req, 'headers', out);
       }
       if (cookies) {
         const out = cookies(req.cookies);
         if (isPromise(out)) (pending ??= []).push(assignLater(req, 'cookies', out));
-        else req._setValidated('cookies', out);
+        else setValidated(req, 'cookies', out);
       }
       if (body) {
         // A body is always awaited, so the request will outlive this callback: copy the uWS
         // request now, once, and the header reads below come from the copy.
-        req._snapshot();
+        snapshot(req);
         const read = readBody(req, consumes).then((raw) => assignBody(req, body(raw)));
         if (pending === undefined)
           return read.then(
@@ -78,7 +79,7 @@ export function validationStep(spec: ValidationSpec, rest: Step, route: Compiled
 type Target = 'params' | 'query' | 'headers' | 'cookies' | 'body';
 
 function assignLater(req: Request<any>, key: Target, result: PromiseLike<unknown>): Promise<void> {
-  return Promise.resolve(result).then((value) => req._setValidated(key, value));
+  return Promise.resolve(result).then((value) => setValidated(req, key, value));
 }
 
 function assignBody(req: Request<any>, out: unknown): Promise<void> | undefined {
@@ -94,7 +95,7 @@ const EMPTY = Buffer.alloc(0);
 function readBody(req: Request<any>, consumes: BodyKind[]): Promise<unknown> {
   try {
     const type = req.header('content-type');
-    const reader = req._bodyReader();
+    const reader = bodyReader(req);
     if (type === undefined) {
       if (reader === null) return NO_BODY; // no body at all: let the schema decide (optional bodies)
       throw new HttpError(415, `Missing Content-Type; expected ${consumes.join(' or ')}`);

@@ -43,6 +43,17 @@ export function rootScope(root: Router): Pick<FlatRoute, 'hooks' | 'requestDecor
   return { hooks: root._hooks, requestDecorations: root._requestDecorations, replyDecorations: root._replyDecorations };
 }
 
+/**
+ * The app's own middleware (as declared: the root has no prefix to add) and error handler:
+ * what the not-found and 405 answers run, which no declared route carries.
+ */
+export function rootHandlers(root: Router): { middleware: ScopedMiddleware[]; errors: ErrorHandler[] } {
+  return {
+    middleware: root._middleware.map((m) => ({ prefix: m.prefix, handlers: m.handlers })),
+    errors: root._errorHandler ? [root._errorHandler] : [],
+  };
+}
+
 function flatten(router: Router, prefix: string, inherited: Inherited, out: FlatRoute[]): void {
   const scoped = [
     ...inherited.middleware,

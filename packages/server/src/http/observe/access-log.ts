@@ -2,6 +2,7 @@
 // left), through the request's logger, so the line carries the request id. Built on the public
 // hook API: an app-level onResponse hook (the App adds it when the `accessLog` option is on).
 import type { Request } from '../io/request.ts';
+import { logAbout } from '../io/exchange.ts';
 import type { HttpHooks, ResponseInfo } from '../hooks.ts';
 import { checkKnownKeys } from '../../core/options-check.ts';
 import type { AccessLogConfig } from '../../core/settings.ts';
@@ -33,9 +34,9 @@ export function accessLogHook(config: AccessLogConfig): HttpHooks['onResponse'] 
 }
 
 /**
- * Called once when a logged response settles. Goes through `req.log` when the request made
- * one; otherwise through the app's logger with `reqId` as a field: the same line, without a
- * child logger per request (pino's child() costs about a microsecond).
+ * Called once when a logged response settles. logAbout() (io/exchange.ts) goes through
+ * `req.log` when the request made one, otherwise through the app's logger with `reqId` as a
+ * field: the same line without a child logger per request.
  */
 function logAccess(req: Request, info: ResponseInfo, config: AccessLogConfig): void {
   try {
@@ -51,14 +52,7 @@ function logAccess(req: Request, info: ResponseInfo, config: AccessLogConfig): v
     };
     if (aborted) fields.aborted = true;
     const msg = aborted ? 'request aborted' : 'request completed';
-    const bound = req._logger;
-    if (bound !== undefined) bound[config.level](fields, msg);
-    else {
-      const settings = req._settings;
-      // With request ids on, every line has one; off, only if the request made one.
-      if (settings.requestId !== null || req._id !== undefined) settings.logger[config.level]({ reqId: req.id, ...fields }, msg);
-      else settings.logger[config.level](fields, msg);
-    }
+    logAbout(req, config.level, fields, msg);
   } catch (err) {
     req.app.logger.error({ err }, 'access log failed');
   }
