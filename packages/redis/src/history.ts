@@ -144,7 +144,18 @@ export function readBack(
   const since = request.since;
   const [seq, epoch, raw] = reply;
   const oldestKept = now - (options.ttl ?? Infinity);
-  let entries = raw.filter((e) => Number(e[1][1]) >= oldestKept);
+  // Servers append with their own clocks, so times are not ordered: only an expired run at the
+  // old end is dropped (a kept entry keeps those after it), never one between kept ones, which
+  // would leave a gap in a read that says `recovered` (fuzz/targets/redis-history.mjs).
+  const fresh = (e: Entry) => Number(e[1][1]) >= oldestKept;
+  let entries: Entry[];
+  if (since === undefined) {
+    const end = raw.findIndex((e) => !fresh(e)); // newest first: keep up to the first expired
+    entries = end === -1 ? raw.slice() : raw.slice(0, end);
+  } else {
+    const start = raw.findIndex(fresh); // oldest first: drop up to the first kept
+    entries = start === -1 ? [] : raw.slice(start);
+  }
   if (since === undefined) {
     entries.reverse();
     return { offset: seq, epoch, recovered: false, envelopes: entries.map((e) => envelope(topic, e, epoch)) };
