@@ -234,7 +234,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         for (const f of direct.get(m.event) ?? []) call(f, m.data);
       } else {
         const t = topics.get(m.topic);
-        if (!t) return;
+        // A topic message names its event (docs/protocol.md): listeners are typed with a string.
+        if (!t || typeof m.event !== 'string') return;
         // History topics: the position to resume from (the highest offset seen in this epoch).
         if (typeof m.offset === 'number' && (m.epoch !== t.p || m.offset > t.o!)) {
           t.o = m.offset;

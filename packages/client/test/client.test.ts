@@ -144,6 +144,23 @@ describe('topics', () => {
       live.close();
     }));
 
+  // Fuzz finding (fuzz/targets/client-frames.mjs): a topic frame without an event name reached
+  // listeners typed (event: string, data) with `undefined` as the event.
+  test('a topic frame without a string event reaches no listener; the next good one does', () =>
+    withServer(async (server) => {
+      const live = connect<Events, Requests>(server.url);
+      const got: unknown[] = [];
+      live.subscribe('room:1', (event, data) => got.push([event, data]));
+      await live.ping();
+      const [ws] = server.sockets;
+      ws!.send('{"topic":"room:1","data":1}');
+      ws!.send('{"topic":"room:1","event":7,"data":2}');
+      server.publish('room:1', 'chat', { text: 'hi', from: 'ann' });
+      await live.ping(); // the pong comes after the three frames, on the same socket
+      assert.deepEqual(got, [['chat', { text: 'hi', from: 'ann' }]]);
+      live.close();
+    }));
+
   test('subscribe while open sends a single-topic frame; unsubscribe after the last listener', () =>
     withServer(async (server) => {
       const live = connect<Events, Requests>(server.url);

@@ -118,35 +118,64 @@ export class RedisHistoryStore implements HistoryStore {
   async read(topic: string, request: HistoryRequest, options: Readonly<HistoryOptions>): Promise<HistoryRead> {
     const since = request.since;
     const args = [newEpoch(), String(options.ttl ?? 0), since !== undefined ? 'since' : 'last', String(since?.offset ?? request.last ?? 0)];
-    const [seq, epoch, raw] = (await this.script(READ, this.keys(topic), args)) as [number, string, Entry[]];
-    const oldestKept = Date.now() - (options.ttl ?? Infinity);
-    let entries = raw.filter((e) => Number(e[1][1]) >= oldestKept);
-    if (since === undefined) {
-      entries.reverse();
-      return { offset: seq, epoch, recovered: false, envelopes: entries.map((e) => this.envelope(topic, e, epoch)) };
-    }
-    // The first entry after `since` must still be kept; else the window has moved past it.
-    const first = entries.length > 0 ? Number(entries[0]![0].split('-')[0]) : seq + 1;
-    const reason = judge(since, epoch, seq, first === since.offset + 1 ? first : Math.max(first, since.offset + 2));
-    if (reason !== null) entries = [];
-    return {
-      offset: seq,
-      epoch,
-      recovered: reason === null,
-      ...(reason === null ? {} : { reason }),
-      envelopes: entries.map((e) => this.envelope(topic, e, epoch)),
-    };
-  }
-
-  private envelope(topic: string, [id, f]: Entry, epoch: string): string {
-    // Fields: t, <time>, e, <event>[, d, <data>]
-    return positionedEnvelope(topic, f[3]!, f[5], Number(id.split('-')[0]), epoch);
+    return readBack(topic, request, options, (await this.script(READ, this.keys(topic), args)) as ReadReply, Date.now());
   }
 
   /** Never waits for a Redis that is down: closes when connected, else drops the connection attempts. */
   async close(): Promise<void> {
     await (this.client.isReady ? this.client.close() : Promise.resolve(this.client.destroy())).catch(() => {});
   }
+}
+
+/** What the READ script answers: the topic's sequence, its epoch, and the entries asked for (newest first for `last`). */
+export type ReadReply = [seq: number, epoch: string, entries: Entry[]];
+
+/**
+ * The history read from the READ script's reply, as Redis sent it back (exported for the fuzz
+ * target: it is all the parsing of what Redis stores). `now` decides which entries outlived the ttl.
+ */
+export function readBack(
+  topic: string,
+  request: HistoryRequest,
+  options: Readonly<HistoryOptions>,
+  reply: ReadReply,
+  now: number,
+): HistoryRead {
+  const since = request.since;
+  const [seq, epoch, raw] = reply;
+  const oldestKept = now - (options.ttl ?? Infinity);
+  // Servers append with their own clocks, so times are not ordered: only an expired run at the
+  // old end is dropped (a kept entry keeps those after it), never one between kept ones, which
+  // would leave a gap in a read that says `recovered` (fuzz/targets/redis-history.mjs).
+  const fresh = (e: Entry) => Number(e[1][1]) >= oldestKept;
+  let entries: Entry[];
+  if (since === undefined) {
+    const end = raw.findIndex((e) => !fresh(e)); // newest first: keep up to the first expired
+    entries = end === -1 ? raw.slice() : raw.slice(0, end);
+  } else {
+    const start = raw.findIndex(fresh); // oldest first: drop up to the first kept
+    entries = start === -1 ? [] : raw.slice(start);
+  }
+  if (since === undefined) {
+    entries.reverse();
+    return { offset: seq, epoch, recovered: false, envelopes: entries.map((e) => envelope(topic, e, epoch)) };
+  }
+  // The first entry after `since` must still be kept; else the window has moved past it.
+  const first = entries.length > 0 ? Number(entries[0]![0].split('-')[0]) : seq + 1;
+  const reason = judge(since, epoch, seq, first === since.offset + 1 ? first : Math.max(first, since.offset + 2));
+  if (reason !== null) entries = [];
+  return {
+    offset: seq,
+    epoch,
+    recovered: reason === null,
+    ...(reason === null ? {} : { reason }),
+    envelopes: entries.map((e) => envelope(topic, e, epoch)),
+  };
+}
+
+function envelope(topic: string, [id, f]: Entry, epoch: string): string {
+  // Fields: t, <time>, e, <event>[, d, <data>]
+  return positionedEnvelope(topic, f[3]!, f[5], Number(id.split('-')[0]), epoch);
 }
 
 /** A history store on Redis, shared by every server (docs/history.md): `app.topic('room:*', { history: { size: 100, store: redisHistory({ url }) } })`. */

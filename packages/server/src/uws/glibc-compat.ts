@@ -54,10 +54,30 @@ function cString(buf: Buffer, offset: number): string {
   return buf.toString('latin1', offset, buf.indexOf(0, offset));
 }
 
-/** Parses the parts of an ELF64 little-endian shared object the patch needs. */
+/**
+ * Parses the parts of an ELF64 little-endian shared object the patch needs. A damaged file
+ * (offsets past its end, a section that does not fit) is refused with "malformed ELF", never
+ * a RangeError from a read past the end, and never a hang (fuzz/targets/elf.mjs).
+ */
 export function inspectElf(buf: Buffer): { needs: LibraryNeeds[]; symbols: DynamicSymbol[] } {
   if (buf.length < 64 || buf.readUInt32BE(0) !== 0x7f454c46) throw new Error('not an ELF file');
   if (buf[4] !== 2 || buf[5] !== 1) throw new Error('only ELF64 little-endian is supported');
+  try {
+    return readElf(buf);
+  } catch (err) {
+    if (err instanceof RangeError) throw new Error(`malformed ELF: ${err.message}`);
+    throw err;
+  }
+}
+
+/** An ELF64 symbol table entry is 24 bytes; a smaller entsize would make the walk below endless. */
+const SYM_BYTES = 24;
+
+function fits(buf: Buffer, s: Section): boolean {
+  return Number.isSafeInteger(s.offset + s.size) && s.offset + s.size <= buf.length;
+}
+
+function readElf(buf: Buffer): { needs: LibraryNeeds[]; symbols: DynamicSymbol[] } {
   const shoff = Number(buf.readBigUInt64LE(0x28));
   const shentsize = buf.readUInt16LE(0x3a);
   const shnum = buf.readUInt16LE(0x3c);
@@ -76,7 +96,9 @@ export function inspectElf(buf: Buffer): { needs: LibraryNeeds[]; symbols: Dynam
   const versym = sections.find((s) => s.type === SHT_GNU_VERSYM);
   const verneed = sections.find((s) => s.type === SHT_GNU_VERNEED);
   if (!dynsym || !versym || !verneed) throw new Error('missing .dynsym, .gnu.version or .gnu.version_r');
-  const dynstr = sections[dynsym.link]!;
+  const dynstr = sections[dynsym.link];
+  if (dynstr === undefined || ![dynsym, versym, verneed, dynstr].every((sec) => fits(buf, sec)) || dynsym.entsize < SYM_BYTES)
+    throw new Error('malformed ELF: a dynamic section does not fit in the file');
   const strAt = (off: number) => cString(buf, dynstr.offset + off);
 
   // The version-needs list: one Verneed per library, a chain of Vernaux per version.

@@ -267,4 +267,42 @@ describe('streaming multipart (req.multipart)', () => {
       await srv.close();
     }
   });
+
+  // Fuzz finding (fuzz/targets/multipart.mjs): busboy destroyed the open file's stream with its
+  // own plain Error, so `pipeline(part.stream, …)` rejected with it and the request got a 500.
+  test('a body that ends inside a file: pipeline() on the file rejects with the 400, not a 500', async () => {
+    const { pipeline } = await import('node:stream/promises');
+    const { Writable } = await import('node:stream');
+    const app = new App();
+    const seen: unknown[] = [];
+    app.post('/upload', async (req) => {
+      for await (const part of req.multipart()) {
+        if (part.kind !== 'file') continue;
+        const sink = new Writable({ write: (_chunk, _enc, cb) => cb() });
+        await pipeline(part.stream, sink).catch((err) => {
+          seen.push(err);
+          throw err;
+        });
+      }
+      return 'ok';
+    });
+    const srv = await start(app);
+    try {
+      for (const body of [
+        '--zzz\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\nunterminated',
+        '--zzz\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--zzz\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\npart',
+      ]) {
+        const r = await fetch(srv.url + '/upload', {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'multipart/form-data; boundary=zzz' },
+        });
+        assert.equal(r.status, 400, body);
+      }
+      assert.equal(seen.length, 2);
+      for (const err of seen) assert.equal((err as { status?: number }).status, 400);
+    } finally {
+      await srv.close();
+    }
+  });
 });

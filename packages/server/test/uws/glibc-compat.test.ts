@@ -57,6 +57,29 @@ describe('glibc compat patch', () => {
     assert.throws(() => patchBuffer(Buffer.alloc(3)), /not an ELF/);
   });
 
+  // Fuzz finding (fuzz/targets/elf.mjs): a damaged file made the reader throw a RangeError from
+  // a read past its end (or walk a zero-sized symbol table forever), not its own error.
+  test('refuses a truncated or damaged ELF with "malformed ELF", never a RangeError or a hang', () => {
+    for (const cut of [64, 200, 1000, original.length >> 1]) {
+      assert.throws(
+        () => inspectElf(original.subarray(0, cut)),
+        (err: Error) => err.constructor === Error && /malformed ELF|missing \.dynsym/.test(err.message),
+        `cut at ${cut}`,
+      );
+    }
+    const pastTheEnd = Buffer.from(original);
+    pastTheEnd.writeBigUInt64LE(BigInt(original.length + 4096), 0x28); // e_shoff past the end
+    assert.throws(() => patchBuffer(pastTheEnd), /malformed ELF/);
+    const zeroEntsize = Buffer.from(original);
+    const shoff = Number(zeroEntsize.readBigUInt64LE(0x28));
+    const shentsize = zeroEntsize.readUInt16LE(0x3a);
+    for (let i = 0; i < zeroEntsize.readUInt16LE(0x3c); i++) {
+      const o = shoff + i * shentsize;
+      if (zeroEntsize.readUInt32LE(o + 4) === 11) zeroEntsize.writeBigUInt64LE(0n, o + 0x38); // .dynsym entsize 0
+    }
+    assert.throws(() => inspectElf(zeroEntsize), /malformed ELF/);
+  });
+
   test('recognises exactly the GLIBC_2.38 load error', () => {
     assert.ok(isGlibc238Error("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by uws.node)"));
     assert.ok(!isGlibc238Error("version `GLIBC_2.39' not found"));

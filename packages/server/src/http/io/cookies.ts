@@ -115,7 +115,7 @@ export function signCookieValue(value: string, secret: string): string {
 /** Returns the original value if any secret verifies the signature, else undefined. */
 export function unsignCookieValue(signed: string, secrets: readonly string[]): string | undefined {
   const dot = signed.lastIndexOf('.');
-  if (dot <= 0) return undefined;
+  if (dot < 0) return undefined;
   const value = signed.slice(0, dot);
   const given = Buffer.from(signed.slice(dot + 1));
   for (const secret of secrets) {

@@ -76,6 +76,17 @@ export async function* parseMultipart(
     // An app that only resume()s a file must not crash the process when it is cut short:
     // readers still see the error through their own iteration or listeners.
     stream.on('error', () => {});
+    // On a truncated or malformed body busboy destroys the open file's stream with its own
+    // plain Error ("Unexpected end of form") before its 'error' reaches fail(): a reader's
+    // `pipeline(part.stream, …)` would reject with a 500-making error where the iteration gets
+    // the documented 400. So what busboy destroys it with while tearing down becomes that 400
+    // (mapped before Node records it as the stream's error); an abort or a limit (an
+    // HttpError, or fail() already ran) and the app's own destroy() pass unchanged.
+    const destroy = stream.destroy;
+    stream.destroy = function (this: Readable, err?: Error) {
+      const own = err !== undefined && failure === null && !(err instanceof HttpError) && (bb.destroyed || bb.writableEnded);
+      return destroy.call(this, own ? new HttpError(400, `Malformed multipart body: ${err.message}`, { cause: err }) : err);
+    };
     stream.on('limit', () => {
       const err = new HttpError(413, `File ${info.filename} is larger than the limit`);
       stream.destroy(err);

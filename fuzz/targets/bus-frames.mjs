@@ -1,0 +1,58 @@
+// Bus frames (realtime/bus/broker/frame.ts, presence/wire.ts, history/envelope.ts): encode →
+// check holds for every message; checkFrame and readAnnouncement never throw and refuse with a
+// reason; an accepted frame is within maxMessageSize; positioned envelopes give their offset back.
+import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES } from '../../packages/server/src/realtime/bus/broker/frame.ts';
+import { originOf, sentBy } from '../../packages/server/src/realtime/bus/broker/frame.ts';
+import { offsetOf, positionedEnvelope } from '../../packages/server/src/realtime/history/envelope.ts';
+import { readAnnouncement } from '../../packages/server/src/realtime/presence/wire.ts';
+import { isValidEventName, isValidTopic } from '../../packages/server/src/realtime/protocol.ts';
+import { assert, timed } from '../lib.mjs';
+
+const MAX = 1024;
+const ORIGIN = Buffer.from('0123456789abcdef', 'hex');
+
+export function fuzz(data) {
+  // Any bytes as a frame from the broker.
+  const reason = timed('checkFrame', () => checkFrame(data, MAX));
+  if (reason === null) {
+    assert(data.length >= HEADER_BYTES && data.length - HEADER_BYTES <= MAX, 'an accepted frame is within its cap');
+    assert(typeof originOf(data) === 'string' && typeof sentBy(data, ORIGIN) === 'boolean', 'origin readable');
+  } else assert(typeof reason === 'string' && reason.length > 0, 'a reason');
+
+  // Encode → check: what we send, we accept (binary always; text when it is well-formed UTF-8).
+  const payload = data.subarray(Math.min(1, data.length));
+  const binary = encodeFrame(ORIGIN, FrameKind.Binary, payload);
+  assert(checkFrame(binary, MAX) === (payload.length > MAX ? checkFrame(binary, MAX) : null), 'a binary frame round-trips');
+  if (payload.length <= MAX) {
+    assert(Buffer.compare(binary.subarray(HEADER_BYTES), payload) === 0, 'the payload comes back as sent');
+    assert(sentBy(binary, ORIGIN), 'our own origin is recognised');
+    const text = payload.toString('utf8');
+    const textFrame = encodeFrame(ORIGIN, FrameKind.Text, text);
+    if (textFrame.length - HEADER_BYTES <= MAX) {
+      assert(checkFrame(textFrame, MAX) === null, 'a text frame round-trips');
+      assert(textFrame.subarray(HEADER_BYTES).toString('utf8') === text, 'the text comes back as sent');
+    }
+  }
+
+  // Presence announcements: an object of a known kind, or a reason; never a throw.
+  const a = timed('readAnnouncement', () => readAnnouncement(data));
+  assert(typeof a === 'string' || (typeof a === 'object' && a !== null && a.v === 1), 'an announcement or a reason');
+  const s = timed('readAnnouncement(string)', () => readAnnouncement(data.toString('latin1')));
+  assert(typeof s === 'string' || (typeof s === 'object' && s !== null), 'an announcement or a reason');
+
+  // History envelopes as read back: the offset comes back; a raw message gives -1 or a number.
+  const raw = data.toString('utf8');
+  const o = timed('offsetOf', () => offsetOf(raw));
+  assert(o === -1 || Number.isSafeInteger(o), 'offsetOf answers an integer');
+  const parts = raw.split('\n');
+  const topic = parts[0] ?? '';
+  const event = parts[1] ?? '';
+  if (isValidTopic(topic) && isValidEventName(event)) {
+    const offset = data.length * 7919;
+    const json = parts.length > 2 ? JSON.stringify(parts.slice(2).join('\n')) : undefined;
+    const env = positionedEnvelope(topic, event, json, offset, 'AAAAAAAAAAA');
+    assert(offsetOf(env) === offset, 'positionedEnvelope → offsetOf');
+    const back = JSON.parse(env);
+    assert(back.topic === topic && back.event === event && back.offset === offset, 'the envelope is JSON with its fields');
+  }
+}
