@@ -114,12 +114,7 @@ function checkInfo(where: string, info: unknown): void {
 
 export function checkOpenApiOptions(options: unknown, where = 'openapi()', withDocs = false): asserts options is OpenApiOptions {
   if (!isObject(options)) fail(where, 'options must be an object: { info: { title, version } }');
-  if (!withDocs && 'docs' in options)
-    fail(
-      where,
-      "docs: the reference page is declared by openapi.serve(app, { info, docs }), which declares the document's route too (the page loads it)",
-    );
-  checkKnownKeys(where, options, withDocs ? [...OPENAPI_KEYS, 'path', 'docs'] : OPENAPI_KEYS);
+  checkKnownKeys(where, options, [...OPENAPI_KEYS, 'path', 'docs']);
   checkInfo(where, options.info);
   const o = options as Partial<ServeOptions>;
   if (o.servers !== undefined && !(Array.isArray(o.servers) && o.servers.every((s) => isObject(s) && typeof s.url === 'string')))
@@ -139,6 +134,9 @@ export function checkOpenApiOptions(options: unknown, where = 'openapi()', withD
   if (o.externalDocs !== undefined && !(isObject(o.externalDocs) && typeof o.externalDocs.url === 'string'))
     fail(where, 'externalDocs must be { url, description? }');
   if (o.docs !== undefined) checkLiteralPath(where, 'docs', o.docs);
+  if (o.path !== undefined) checkLiteralPath(where, 'path', o.path);
+  if (!withDocs && o.path !== undefined && o.docs === undefined)
+    fail(where, 'path: only the reference page uses it (where it loads the document): pass docs too, or use openapi.serve()');
   if (o.onWarning !== undefined && typeof o.onWarning !== 'function') fail(where, 'onWarning must be a function (message) => void');
 }
 

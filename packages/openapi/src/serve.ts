@@ -24,11 +24,28 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * A handler serving the app's OpenAPI 3.1 document: `app.get('/openapi.json', openapi(app, { info }))`.
  * The document leaves out the routes serving documents (this one is learned at its first
- * request). `openapi.serve()` declares the route, and a reference page, itself.
+ * request). With `docs: '/docs'` it also declares the reference page there, now; the page
+ * loads the document from `path` (default `/openapi.json`: where the handler is meant to be
+ * mounted — a handler learns its own route only when requested). `openapi.serve()` declares
+ * the document's route too.
  */
-function openapiHandler(app: App, options: OpenApiOptions): DocumentHandler {
+function openapiHandler(app: App, options: OpenApiOptions & Pick<ServeOptions, 'path' | 'docs'>): DocumentHandler {
   checkOpenApiOptions(options);
-  return documentHandler(app, () => generateOpenApi(app, options));
+  const { path = '/openapi.json', docs, ...rest } = options;
+  if (docs === undefined) return documentHandler(app, () => generateOpenApi(app, rest));
+  declarePage(app, docs, path, rest.info.title);
+  const serve = documentHandler(app, () => generateOpenApi(app, rest));
+  let checked = false;
+  return (req, res) => {
+    if (!checked && req.route !== path) {
+      checked = true;
+      app.logger.warn(
+        { route: req.route, page: docs, loads: path },
+        `openapi(): the reference page at ${docs} loads ${path}, but the document is served at ${req.route}: pass { path: '${req.route}' }`,
+      );
+    }
+    serve(req, res);
+  };
 }
 
 /** Serves `generate()` as JSON, made again only when a new document route became known. */
@@ -55,9 +72,13 @@ function serveOpenApi(app: App, options: ServeOptions): void {
   checkOpenApiOptions(options, 'openapi.serve()', true);
   const { path = '/openapi.json', docs, ...rest } = options;
   checkLiteralPath('openapi.serve()', 'path', path);
-  const page = docs === undefined ? undefined : referenceFiles(docs.length > 1 ? docs.replace(/\/+$/, '') : '', path, rest.info.title);
   declare(app, path, openapiHandler(app, rest));
-  if (page === undefined) return;
+  if (docs !== undefined) declarePage(app, docs, path, rest.info.title);
+}
+
+/** The reference page at `docs`, loading the document from `path`, and the files it loads below it. */
+function declarePage(app: App, docs: string, path: string, title: string): void {
+  const page = referenceFiles(docs.length > 1 ? docs.replace(/\/+$/, '') : '', path, title);
   declare(app, page.base || '/', (_req, res) => res.html(page.page));
   for (const [name, [type, body]] of page.files)
     declare(app, `${page.base}/${name}`, (_req, res) =>

@@ -43,8 +43,10 @@ void [fromTable, version, events];
 
 // @ts-expect-error info needs a version
 openapi(app, { info: { title: 'Shop' } });
-// @ts-expect-error the reference page is openapi.serve()'s
-openapi(app, { info, docs: '/docs' });
+// The reference page beside the handler (it loads `path`, default /openapi.json).
+app.get('/openapi.json', openapi(app, { info, docs: '/docs' }));
+// @ts-expect-error docs is a path
+openapi(app, { info, docs: true });
 // @ts-expect-error an unknown option
 openapi(app, { info, server: [] });
 // @ts-expect-error a security scheme needs a known type

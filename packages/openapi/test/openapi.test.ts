@@ -225,6 +225,51 @@ test('openapi.serve(): the document and the reference page, none of their routes
   await other.close();
 });
 
+test('openapi(app, { docs }): the handler for app.get() declares the reference page at once; a document served elsewhere than the page loads is logged', async () => {
+  const entries: { msg?: string }[] = [];
+  const logger: Logger = {
+    ...silentLogger,
+    warn: (obj: unknown, msg?: string) => void entries.push({ msg: typeof obj === 'string' ? obj : msg }),
+    child: () => logger,
+  } as Logger;
+  const app = shopApp(logger);
+  app.get('/openapi.json', openapi(app, { info, securitySchemes, docs: '/docs' }));
+  const server = await app.listen(0, '127.0.0.1');
+  try {
+    const base = `http://127.0.0.1:${server.port}`;
+    const page = await fetch(`${base}/docs`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<script src="\/docs\/swagger-ui-bundle\.js"><\/script>/);
+    assert.match(await (await fetch(`${base}/docs/init.js`)).text(), /url: "\/openapi\.json"/);
+    const doc: Doc = await (await fetch(`${base}/openapi.json`)).json();
+    await assertValidOpenApi(doc);
+    assert.deepEqual(
+      Object.keys(doc.paths),
+      ['/echo', '/files/{wildcard}', '/health', '/users', '/users/{id}'],
+      'neither the page nor the document listed',
+    );
+    assert.equal(entries.length, 0);
+  } finally {
+    await app.close();
+  }
+  const elsewhere = shopApp(logger);
+  elsewhere.get('/spec.json', openapi(elsewhere, { info, securitySchemes, docs: '/docs' }));
+  assert.equal((await elsewhere.request('/spec.json')).status, 200);
+  assert.ok(
+    entries.some((e) =>
+      /the reference page at \/docs loads \/openapi\.json, but the document is served at \/spec\.json: pass \{ path: '\/spec\.json' \}/.test(
+        e.msg ?? '',
+      ),
+    ),
+    JSON.stringify(entries),
+  );
+  await elsewhere.close();
+  const moved = shopApp(logger);
+  moved.get('/spec.json', openapi(moved, { info, securitySchemes, docs: '/docs', path: '/spec.json' }));
+  assert.match(await (await moved.request('/docs/init.js')).text(), /url: "\/spec\.json"/);
+  await moved.close();
+});
+
 test('document routes are never listed: declared by serve() from the start, handlers once requested', async () => {
   const app = shopApp();
   asyncapi.serve(app, { info });
@@ -277,7 +322,8 @@ test('bad options throw at openapi() with a message naming the option', () => {
     [{ info, servers: 'https://x' }, /servers must be an array/],
     [{ info, securitySchemes: { bearer: { scheme: 'bearer' } } }, /securitySchemes\.bearer must be a security scheme object with a type/],
     [{ info, security: [{ bearer: [] }] }, /security names the security scheme "bearer", which is not declared/],
-    [{ info, docs: '/docs' }, /^TypeError: openapi\(\): docs: the reference page is declared by openapi\.serve\(app, \{ info, docs \}\)/],
+    [{ info, docs: 'docs' }, /^TypeError: openapi\(\): docs must be a literal path starting with "\/"/],
+    [{ info, path: '/spec.json' }, /^TypeError: openapi\(\): path: only the reference page uses it/],
     [{ info, tags: ['users'] }, /tags must be an array of \{ name, description\? \}/],
     [{ info, onWarning: 'log' }, /onWarning must be a function/],
   ];
