@@ -6,12 +6,12 @@
 // With SCREENSHOTS=1 it also writes the README's screenshots to docs/.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { ensureChromium } from '../../../scripts/chromium.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
@@ -19,24 +19,6 @@ const SCREENSHOTS = process.env.SCREENSHOTS === '1';
 // Milliseconds between keys: fast in the test; about 100 and 75 WPM for the screenshots.
 const ADA_DELAY = SCREENSHOTS ? 110 : 10;
 const GRACE_DELAY = SCREENSHOTS ? 140 : 10;
-
-function ensureChromium(): string {
-  const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium'];
-  let path = candidates.find((p) => existsSync(p));
-  if (path !== undefined) return path;
-  if (process.getuid?.() !== 0)
-    throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
-  for (const args of [
-    ['update', '-qq'],
-    ['install', '-y', '-qq', 'chromium'],
-  ]) {
-    const r = spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
-  }
-  path = candidates.find((p) => existsSync(p));
-  if (path === undefined) throw new Error('apt-get installed chromium but no executable was found');
-  return path;
-}
 
 interface Running {
   url: string;

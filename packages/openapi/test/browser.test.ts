@@ -2,30 +2,11 @@
 // missing, as in examples/typing-race) driven by playwright-core. The page renders every
 // operation of the document, and every request it makes goes to the app (no CDN).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { openapi } from '../src/index.ts';
 import { shopApp } from './app.ts';
-
-function ensureChromium(): string {
-  const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium'];
-  let path = candidates.find((p) => existsSync(p));
-  if (path !== undefined) return path;
-  if (process.getuid?.() !== 0)
-    throw new Error('chromium is not installed and the tests are not running as root: apt-get install chromium');
-  for (const args of [
-    ['update', '-qq'],
-    ['install', '-y', '-qq', 'chromium'],
-  ]) {
-    const r = spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
-  }
-  path = candidates.find((p) => existsSync(p));
-  if (path === undefined) throw new Error('apt-get installed chromium but no executable was found');
-  return path;
-}
+import { ensureChromium } from '../../../scripts/chromium.ts';
 
 let browser: Browser;
 before(async () => {
