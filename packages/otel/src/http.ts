@@ -114,6 +114,12 @@ function startAttributes(req: Request, method: string, route: string | undefined
     'client.address': req.ip,
     'network.protocol.version': '1.1',
   };
+  addPeerAttributes(attributes, req, route);
+  return attributes;
+}
+
+/** The route, the server address from Host, and the user agent: what HTTP and WebSocket upgrade spans share. */
+export function addPeerAttributes(attributes: Record<string, string | number | boolean>, req: Request, route: string | undefined): void {
   if (route !== undefined) attributes['http.route'] = route;
   const host = req.header('host');
   if (host !== undefined) {
@@ -123,7 +129,6 @@ function startAttributes(req: Request, method: string, route: string | undefined
   }
   const agent = req.header('user-agent');
   if (agent !== undefined) attributes['user_agent.original'] = agent;
-  return attributes;
 }
 
 /**

@@ -11,7 +11,7 @@
 import { SpanKind, ROOT_CONTEXT, propagation, type Tracer } from '@opentelemetry/api';
 import type { Request, Socket } from '@tachyon/server';
 import { requestHeaders } from './propagation.ts';
-import { splitHost } from './http.ts';
+import { addPeerAttributes } from './http.ts';
 
 export function websocketTracing(tracer: Tracer, ignore: ((req: Request) => boolean) | null, wsRoutes: ReadonlySet<string>) {
   const onUpgrade = (req: Request): void => {
@@ -26,15 +26,7 @@ export function websocketTracing(tracer: Tracer, ignore: ((req: Request) => bool
       'client.address': req.ip,
       'tachyon.websocket.upgrade': true,
     };
-    if (route !== undefined) attributes['http.route'] = route;
-    const host = req.header('host');
-    if (host !== undefined) {
-      const { address, port } = splitHost(host);
-      attributes['server.address'] = address;
-      if (port !== undefined) attributes['server.port'] = port;
-    }
-    const agent = req.header('user-agent');
-    if (agent !== undefined) attributes['user_agent.original'] = agent;
+    addPeerAttributes(attributes, req, route);
     tracer.startSpan(route === undefined ? 'GET' : `GET ${route}`, { kind: SpanKind.SERVER, attributes }, parent).end();
   };
 
