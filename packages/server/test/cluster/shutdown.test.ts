@@ -15,15 +15,19 @@ test('SIGTERM under load: in-flight requests finish, WebSockets close with 1001,
   const failures: string[] = [];
   const loop = async () => {
     for (;;) {
+      const startedAt = Date.now();
       try {
         const { status } = await get(cluster.port, '/slow?ms=150');
         if (status !== 200) failures.push(`status ${status}`);
         else if (Date.now() > signalledAt) finishedAfterSignal++;
         ok++;
       } catch (err: any) {
-        // Refused: the port is closed, the request was never accepted. Anything else lost one.
-        if (err.code === 'ECONNREFUSED') refused++;
-        else failures.push(err.code ?? err.message);
+        // Refused: the port is closed, the request was never accepted. A connection made
+        // after the signal can also be reset rather than refused: it reached the kernel's
+        // backlog just as the listen socket closed, and the app never accepted it (seen once
+        // under c8). A request started before the signal and lost is a failure.
+        if (err.code === 'ECONNREFUSED' || (err.code === 'ECONNRESET' && startedAt > signalledAt)) refused++;
+        else failures.push(`${err.code ?? err.message} (started ${startedAt - signalledAt} ms from the signal)`);
         return;
       }
     }
@@ -38,7 +42,7 @@ test('SIGTERM under load: in-flight requests finish, WebSockets close with 1001,
   assert.deepEqual(failures, [], 'no accepted request failed');
   assert.ok(ok > 16, `requests served (${ok})`);
   assert.ok(finishedAfterSignal > 0, 'requests in flight at the signal finished after it');
-  assert.equal(refused, 16, 'each client stopped at a refused connection');
+  assert.equal(refused, 16, 'each client stopped at a refused (or, in the backlog, reset) connection');
   assert.deepEqual(
     closes.map((c) => c.code),
     [1001, 1001, 1001, 1001],
