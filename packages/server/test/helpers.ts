@@ -1,5 +1,9 @@
 // Test helpers: real servers on port 0, real clients (fetch, raw TCP sockets).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { App, Server } from '../src/index.ts';
 
 export interface Running {
@@ -222,4 +226,20 @@ export async function openWs(
       });
     },
   };
+}
+
+/**
+ * A self-signed certificate for `name` and 127.0.0.1 (P-256, one day), made with openssl in a
+ * temporary folder that is removed when the process exits. PEM text and the files' paths.
+ */
+export function selfSignedCert(name = 'localhost'): { key: string; cert: string; keyFile: string; certFile: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tachyon-cert-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  args.push('-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${name}`);
+  args.push('-addext', `subjectAltName=DNS:${name},IP:127.0.0.1`);
+  execFileSync('openssl', args, { stdio: 'ignore' });
+  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), keyFile, certFile };
 }

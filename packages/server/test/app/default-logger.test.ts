@@ -3,12 +3,10 @@
 // process (the format is chosen once per process) and reads its stderr as a user would.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { stderrLogger } from '../../src/index.ts';
+import { selfSignedCert } from '../helpers.ts';
 
 const CHILD = fileURLToPath(new URL('./logger-child.ts', import.meta.url));
 
@@ -115,18 +113,9 @@ describe('the default logger', () => {
   });
 
   describe('the listening line', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tachyon-listen-'));
-    after(() => rmSync(dir, { recursive: true, force: true }));
-
     test('https with tls', () => {
-      const key = join(dir, 'k.pem');
-      const cert = join(dir, 'c.pem');
-      execFileSync(
-        'openssl',
-        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'],
-        { stdio: 'ignore' },
-      );
-      const { stdout, stderr } = run('tls', { TLS_KEY: readFileSync(key, 'utf8'), TLS_CERT: readFileSync(cert, 'utf8') });
+      const { key, cert } = selfSignedCert();
+      const { stdout, stderr } = run('tls', { TLS_KEY: key, TLS_CERT: cert });
       const url = urlOf(stdout);
       assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
       assert.deepEqual(

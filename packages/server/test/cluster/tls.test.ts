@@ -1,41 +1,13 @@
 // TLS in a cluster: the acceptor and the workers are all SSL apps (uWS needs them to agree),
 // or, with reusePort, each worker listens with TLS itself.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { startCluster } from './harness.ts';
+import { selfSignedCert } from '../helpers.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tachyon-cluster-tls-'));
-const keyFile = join(dir, 'key.pem');
-const certFile = join(dir, 'cert.pem');
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-    '-days',
-    '1',
-    '-subj',
-    '/CN=localhost',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ],
-  { stdio: 'ignore' },
-);
-after(() => rmSync(dir, { recursive: true, force: true }));
+const { key, cert, keyFile, certFile } = selfSignedCert();
 
 function getTls(port: number, path: string): Promise<any> {
   return new Promise((resolve, reject) => {
@@ -67,8 +39,8 @@ for (const reusePort of [false, true]) {
   }, async () => {
     const cluster = await startCluster({
       WORKERS: '2',
-      TLS_KEY: readFileSync(keyFile, 'utf8'),
-      TLS_CERT: readFileSync(certFile, 'utf8'),
+      TLS_KEY: key,
+      TLS_CERT: cert,
       REUSE_PORT: reusePort ? '1' : '',
     });
     try {
@@ -87,7 +59,7 @@ for (const reusePort of [false, true]) {
 test('TLS must agree: an App without tls in a TLS cluster fails startup', async () => {
   // The server's App takes tls from the same variables; give cluster() tls but break the App's.
   await assert.rejects(
-    startCluster({ WORKERS: '2', TLS_KEY: readFileSync(keyFile, 'utf8'), TLS_CERT: readFileSync(certFile, 'utf8'), APP_NO_TLS: '1' }),
+    startCluster({ WORKERS: '2', TLS_KEY: key, TLS_CERT: cert, APP_NO_TLS: '1' }),
     /cluster\(\) and the App|cluster\(\{ tls \}\) is set but the App has no tls/,
   );
 });

@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { App, secureHeaders, type AppOptions } from '../../src/index.ts';
-import { start } from '../helpers.ts';
+import { selfSignedCert, start } from '../helpers.ts';
 
 const DEFAULTS = {
   'x-content-type-options': 'nosniff',
@@ -120,56 +116,27 @@ describe('secureHeaders', () => {
   });
 
   test('HSTS over a real TLS connection (default value), and not when disabled', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tachyon-sh-'));
-    try {
-      const keyFile = join(dir, 'k.pem');
-      const certFile = join(dir, 'c.pem');
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-keyout',
-          keyFile,
-          '-out',
-          certFile,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1',
-        ],
-        { stdio: 'ignore' },
-      );
-      const tls = { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') };
-      const get = (port: number) =>
-        new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
-          const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ca: tls.cert, agent: false }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.headers));
-          });
-          req.on('error', reject);
-          req.end();
+    const { key, cert } = selfSignedCert();
+    const tls = { key, cert };
+    const get = (port: number) =>
+      new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ca: tls.cert, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers));
         });
-      const on = await serve(undefined, { tls });
-      const off = await serve({ strictTransportSecurity: false }, { tls });
-      try {
-        const headers = await get(on.port);
-        assert.equal(headers['strict-transport-security'], 'max-age=15552000; includeSubDomains');
-        assert.equal(headers['x-frame-options'], 'SAMEORIGIN');
-        assert.equal((await get(off.port))['strict-transport-security'], undefined);
-      } finally {
-        await on.close();
-        await off.close();
-      }
+        req.on('error', reject);
+        req.end();
+      });
+    const on = await serve(undefined, { tls });
+    const off = await serve({ strictTransportSecurity: false }, { tls });
+    try {
+      const headers = await get(on.port);
+      assert.equal(headers['strict-transport-security'], 'max-age=15552000; includeSubDomains');
+      assert.equal(headers['x-frame-options'], 'SAMEORIGIN');
+      assert.equal((await get(off.port))['strict-transport-security'], undefined);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await on.close();
+      await off.close();
     }
   });
 

@@ -1,45 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { App } from '../../src/index.ts';
-import { sleep } from '../helpers.ts';
+import { selfSignedCert, sleep } from '../helpers.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tachyon-tls-test-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A self-signed certificate for `name`, made by the test with openssl. */
-function selfSigned(name: string): { key: string; cert: string; keyFile: string; certFile: string } {
-  const keyFile = join(dir, `${name}.key`);
-  const certFile = join(dir, `${name}.crt`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      `subjectAltName=DNS:${name},IP:127.0.0.1`,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), keyFile, certFile };
-}
+const selfSigned = selfSignedCert;
 
 function httpsGet(port: number, servername: string, ca: string): Promise<{ status: number; body: string; peer: string }> {
   return new Promise((resolve, reject) => {
