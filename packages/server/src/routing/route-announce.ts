@@ -33,28 +33,31 @@ interface Chain {
   prefixes: string[];
 }
 
+/** `chain` extended to `router`, attached at `prefix` below the chain's last router. */
+function below(chain: Chain, router: Router, prefix: string): Chain {
+  return { routers: [...chain.routers, router], prefixes: [...chain.prefixes, joinPaths(chain.prefixes.at(-1)!, prefix)] };
+}
+
 /** Every way from a root down to `router` (a router attached in two places has two). */
-export function chainsTo(router: Router): Chain[] {
+function chainsTo(router: Router): Chain[] {
   if (router._attachedTo.length === 0) return [{ routers: [router], prefixes: [''] }];
-  const out: Chain[] = [];
-  for (const { parent, prefix } of router._attachedTo)
-    for (const up of chainsTo(parent))
-      out.push({
-        routers: [...up.routers, router],
-        prefixes: [...up.prefixes, joinPaths(up.prefixes[up.prefixes.length - 1]!, prefix)],
-      });
-  return out;
+  return router._attachedTo.flatMap(({ parent, prefix }) => chainsTo(parent).map((up) => below(up, router, prefix)));
 }
 
 function hasListeners(chain: Chain): boolean {
   return chain.routers.some((r) => r._routeListeners.length > 0);
 }
 
+/** A route of the last router of `chain`, described with its full path. */
+function describe(chain: Chain, record: RouteRecord): RouteInfo {
+  const pattern = parsePattern(joinPaths(chain.prefixes.at(-1)!, record.path));
+  return describeHttpRoute(record, pattern, middlewareCount(chain, pattern));
+}
+
 /** Announces one HTTP route of the last router of `chain` to the listeners along it. */
 function announceHttp(chain: Chain, record: RouteRecord): void {
-  const at = chain.prefixes[chain.prefixes.length - 1]!;
-  const pattern = parsePattern(joinPaths(at, record.path));
-  const info = describeHttpRoute(record, pattern, middlewareCount(chain, pattern));
+  if (!hasListeners(chain)) return;
+  const info = describe(chain, record);
   for (const r of chain.routers) for (const listen of r._routeListeners) listen(info, record.options, record.handlers[0]);
 }
 
@@ -68,24 +71,20 @@ function middlewareCount(chain: Chain, pattern: Pattern): number {
   return middlewareFor(pattern, scoped).length;
 }
 
+/** Visits every route of `router` and of the routers below it, each with its chain. */
+function eachRoute(router: Router, chain: Chain, visit: (chain: Chain, record: RouteRecord) => void): void {
+  for (const record of router._routes) visit(chain, record);
+  for (const { router: child, prefix } of router._children) eachRoute(child, below(chain, child, prefix), visit);
+}
+
 /** A route was declared on `router`. */
 export function announceRoute(router: Router, record: RouteRecord): void {
-  for (const chain of chainsTo(router)) if (hasListeners(chain)) announceHttp(chain, record);
+  for (const chain of chainsTo(router)) announceHttp(chain, record);
 }
 
 /** `child` is being attached to `parent` at `prefix`: its routes, and those below it, get a path. */
 export function announceAttach(parent: Router, prefix: string, child: Router): void {
-  for (const up of chainsTo(parent)) {
-    const last = up.prefixes[up.prefixes.length - 1]!;
-    walkDown(child, { routers: [...up.routers, child], prefixes: [...up.prefixes, joinPaths(last, prefix)] });
-  }
-}
-
-function walkDown(router: Router, chain: Chain): void {
-  if (hasListeners(chain)) for (const record of router._routes) announceHttp(chain, record);
-  const at = chain.prefixes[chain.prefixes.length - 1]!;
-  for (const { router: child, prefix } of router._children)
-    walkDown(child, { routers: [...chain.routers, child], prefixes: [...chain.prefixes, joinPaths(at, prefix)] });
+  for (const up of chainsTo(parent)) eachRoute(child, below(up, child, prefix), announceHttp);
 }
 
 /**
@@ -93,15 +92,6 @@ function walkDown(router: Router, chain: Chain): void {
  * their full paths), then every later one.
  */
 export function replayRoutes(router: Router, listen: RouteListener): void {
-  for (const chain of chainsTo(router)) replayDown(router, chain, listen);
-}
-
-function replayDown(router: Router, chain: Chain, listen: RouteListener): void {
-  const at = chain.prefixes[chain.prefixes.length - 1]!;
-  for (const record of router._routes) {
-    const pattern = parsePattern(joinPaths(at, record.path));
-    listen(describeHttpRoute(record, pattern, middlewareCount(chain, pattern)), record.options, record.handlers[0]);
-  }
-  for (const { router: child, prefix } of router._children)
-    replayDown(child, { routers: [...chain.routers, child], prefixes: [...chain.prefixes, joinPaths(at, prefix)] }, listen);
+  for (const chain of chainsTo(router))
+    eachRoute(router, chain, (c, record) => listen(describe(c, record), record.options, record.handlers[0]));
 }
