@@ -28,6 +28,18 @@ export function resolveAccessLog(option: boolean | AccessLogOptions | undefined)
   return { level: option.level ?? 'info', skip: option.skip };
 }
 
+/** The fields of one access-log line. */
+interface AccessLine {
+  reqId: string | undefined;
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  bytes: number;
+  duration: number;
+  aborted: true | undefined;
+}
+
 /** The onResponse hook that writes the access log. */
 export function accessLogHook(config: AccessLogConfig): HttpHooks['onResponse'] {
   return (req, _res, info) => logAccess(req, info, config);
@@ -42,15 +54,17 @@ function logAccess(req: Request, info: ResponseInfo, config: AccessLogConfig): v
   try {
     if (config.skip !== undefined && config.skip(req)) return;
     const aborted = info.aborted;
-    const fields: Record<string, unknown> = {
+    // One object, one shape: logAbout() fills reqId in place (pino skips an undefined field).
+    const fields: AccessLine = {
+      reqId: undefined,
       method: req.method,
       path: req.path,
       route: req.route,
       status: aborted ? 499 : info.status,
       bytes: info.bytes,
       duration: Math.round(info.duration * 1000) / 1000,
+      aborted: aborted ? true : undefined,
     };
-    if (aborted) fields.aborted = true;
     const msg = aborted ? 'request aborted' : 'request completed';
     logAbout(req, config.level, fields, msg);
   } catch (err) {
