@@ -1,56 +1,13 @@
 // Standard Schema validators to JSON Schema (2020-12, what OpenAPI 3.1 and AsyncAPI 3 take),
 // with named sub-schemas hoisted into one shared components map. The vendor converts:
-// Standard JSON Schema (`~standard.jsonSchema`, Zod ≥ 4.2, ArkType), Zod's own
-// `toJSONSchema`, valibot through `@valibot/to-json-schema`; a schema nobody can convert is
+// the server's toJsonSchema (Standard JSON Schema, Zod's own `toJSONSchema`, valibot through
+// `@valibot/to-json-schema`); a schema nobody can convert is
 // documented as permissive and reported through `warn`, naming where it was used.
-import { createRequire } from 'node:module';
-import type { Schema } from '@tachyon/server';
+import { toJsonSchema, type JsonSchema, type JsonSchemaIo, type JsonSchemaTarget, type Schema } from '@tachyon/server';
 
-export type JsonSchema = Record<string, unknown>;
-export type Io = 'input' | 'output';
-/** OpenAPI 3.1 takes 2020-12; AsyncAPI 3's default schema format is a draft-07 superset. */
-export type Target = 'draft-2020-12' | 'draft-07';
-
-// Optional peers, loaded synchronously on first use (Node ≥ 22.12 can require ES modules).
-const load = createRequire(import.meta.url);
-const loaded = new Map<string, unknown>();
-function optional<T>(name: string): T | undefined {
-  if (!loaded.has(name)) {
-    try {
-      loaded.set(name, load(name));
-    } catch {
-      loaded.set(name, undefined);
-    }
-  }
-  return loaded.get(name) as T | undefined;
-}
-
-interface StandardJsonSchema {
-  input?: (options: { target: string }) => JsonSchema;
-  output?: (options: { target: string }) => JsonSchema;
-}
-
-/** The vendor's JSON Schema for `schema`, or an Error saying why there is none. */
-function vendorJsonSchema(schema: Schema, io: Io, target: Target): JsonSchema | Error {
-  const std = (schema as { '~standard': { vendor: string; jsonSchema?: StandardJsonSchema } })['~standard'];
-  try {
-    const convert = std.jsonSchema?.[io];
-    if (typeof convert === 'function') return convert({ target });
-    if (std.vendor === 'zod') {
-      const zod = optional<{ toJSONSchema?: (s: unknown, o: object) => JsonSchema }>('zod');
-      if (typeof zod?.toJSONSchema === 'function')
-        return zod.toJSONSchema(schema, { target: target === 'draft-07' ? 'draft-7' : target, io });
-    }
-    if (std.vendor === 'valibot') {
-      const valibot = optional<{ toJsonSchema: (s: unknown) => JsonSchema }>('@valibot/to-json-schema');
-      if (valibot === undefined) return new Error('valibot schemas need @valibot/to-json-schema installed (npm i @valibot/to-json-schema)');
-      return valibot.toJsonSchema(schema);
-    }
-    return new Error(`its vendor (${std.vendor}) offers no JSON Schema conversion (~standard.jsonSchema)`);
-  } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
-  }
-}
+export type { JsonSchema };
+export type Io = JsonSchemaIo;
+export type Target = JsonSchemaTarget;
 
 const COMPONENT_NAME = /[^A-Za-z0-9._-]/g;
 
@@ -102,7 +59,7 @@ export class SchemaConverter {
     if (byIo === undefined) this.cache.set(schema, (byIo = new Map()));
     const hit = byIo.get(io);
     if (hit !== undefined) return hit;
-    const raw = vendorJsonSchema(schema, io, this.target);
+    const raw = toJsonSchema(schema, io, this.target);
     let out: JsonSchema;
     if (raw instanceof Error && acceptsOnlyUndefined(schema)) out = noValue();
     else if (raw instanceof Error) {

@@ -21,6 +21,7 @@ export {
   type MetricsGather,
 } from './core/middleware-setup.ts';
 export type { HttpHooks, ResponseInfo, RouteHooks } from './http/hooks.ts';
+export { toJsonSchema, type JsonSchema, type JsonSchemaIo, type JsonSchemaTarget } from './http/json-schema.ts';
 export type { WsHooks, WsRouteHooks } from './realtime/ws-hooks.ts';
 export type { AppDecorations, ReplyDecorations, RequestDecorations } from './http/decoration-types.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';

@@ -86,3 +86,8 @@ app.get('/download', async (_req, res) => {
   // @ts-expect-error: 'end' or 'finish'
   await res.stream(chunks, { shutdown: 'wait' });
 });
+
+// serialize: 'compiled' takes the route's response schemas; other values do not compile.
+app.get('/compiled', { response: { 200: z.object({ ok: z.boolean() }) }, serialize: 'compiled' }, () => ({ ok: true }));
+// @ts-expect-error: 'fast' is not a serializer
+app.get('/not-a-serializer', { response: { 200: z.object({ ok: z.boolean() }) }, serialize: 'fast' }, () => ({ ok: true }));

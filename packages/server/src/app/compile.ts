@@ -10,6 +10,7 @@ import { flattenRoutes, rootHandlers, rootScope, type FlatRoute } from '../routi
 import { middlewareFor, type ScopedMiddleware } from '../routing/route-info.ts';
 import { decoratedClass } from '../http/decorations.ts';
 import { withReplyCheck } from '../http/reply-check.ts';
+import { compileSerializer } from '../http/serializer.ts';
 import { Request as RequestClass } from '../http/io/request.ts';
 import { Response as ResponseClass } from '../http/io/response.ts';
 import type { Router } from '../routing/router.ts';
@@ -149,8 +150,8 @@ function specFor(r: FlatRoute, c: CompileInput): RouteSpec {
   const o = r.record.options;
   const parts = scopeParts(r);
   // validateResponses: routes with reply schemas check each reply (an onSend hook); others, and every route when off, are unchanged.
-  if (c.settings.validateResponses && o.response !== undefined)
-    parts.hooks = withReplyCheck(parts.hooks, `${r.record.method ?? 'ANY'} ${r.pattern.path}`, o.response);
+  const name = `${r.record.method ?? 'ANY'} ${r.pattern.path}`;
+  if (c.settings.validateResponses && o.response !== undefined) parts.hooks = withReplyCheck(parts.hooks, name, o.response);
   return {
     ...parts,
     method: r.record.method,
@@ -164,6 +165,7 @@ function specFor(r: FlatRoute, c: CompileInput): RouteSpec {
     errorHandlers: r.errorHandlers,
     compression: resolveCompression(o.compress, c.compression),
     dedup: o.dedup ?? false,
+    stringify: o.serialize === 'compiled' ? compileSerializer(name, o.response!) : null,
   };
 }
 
@@ -193,6 +195,7 @@ function virtualSpec(pattern: Pattern, mw: ScopedMiddleware[], errors: ErrorHand
     errorHandlers: errors,
     compression: c.compression,
     dedup: false,
+    stringify: null,
   };
 }
 

@@ -12,6 +12,7 @@
 // The steps live beside this file: chain.ts (composition, next), validate-step.ts,
 // send-value.ts (returned values), route-context.ts (per-route state, error handlers).
 import { decodeComponent } from './io/query.ts';
+import type { Stringify } from './io/response-core.ts';
 import { clientLeft, leaveCallback, pair, snapshot, startDeadline, startTiming } from './io/exchange.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
@@ -47,6 +48,8 @@ export interface RouteSpec {
   errorHandlers: ErrorHandler[];
   compression: Compression | null;
   dedup: boolean;
+  /** serialize: 'compiled': res.json() writes with this; null: JSON.stringify. */
+  stringify: Stringify | null;
   /** Lifecycle hooks (app, scopes, route), in running order. */
   hooks: HookLists;
   /** The classes requests and responses of this route are made from (with their scope's decorations). */

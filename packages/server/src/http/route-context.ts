@@ -7,6 +7,7 @@ import type { Settings } from '../core/settings.ts';
 import type { ErrorHandler } from './types.ts';
 import type { Compression } from './compression.ts';
 import type { DedupTable } from './dedup.ts';
+import type { Stringify } from './io/response-core.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { NO_HOOKS, type HookLists } from './hooks.ts';
 import type { Body } from './io/response-core.ts';
@@ -30,6 +31,7 @@ export interface RouteContextSpec {
   errorHandlers: ErrorHandler[];
   compression: Compression | null;
   hooks?: HookLists;
+  stringify?: Stringify | null;
 }
 
 /**
@@ -42,6 +44,8 @@ export class CompiledRoute {
   readonly tracker: Tracker;
   readonly compression: Compression | null;
   readonly dedup: DedupTable | null;
+  /** serialize: 'compiled' (serializer.ts): what res.json() writes with; null for JSON.stringify. */
+  readonly stringify: Stringify | null;
   /** Whether requests are timed (an onResponse hook wants their duration): compile-route.ts starts the clock. */
   readonly timed: boolean;
   /** The response calls this instead of writing a body when the route has onSend hooks (response.ts, end()). */
@@ -56,6 +60,7 @@ export class CompiledRoute {
     this.timeout = spec.timeout;
     this.tracker = tracker;
     this.compression = spec.compression;
+    this.stringify = spec.stringify ?? null;
     this.dedup = dedup;
     this.errorHandlers = spec.errorHandlers;
     this.settings = settings;

@@ -42,6 +42,12 @@ export interface RouteOptions {
    * (`'2XX'`) or `'default'` covers the rest. Documents the reply (OpenAPI, typed clients).
    */
   response?: ResponseSchemas;
+  /**
+   * How res.json() writes replies: 'json' (JSON.stringify, the default) or 'compiled' (the
+   * `response` schemas compiled by fast-json-stringify; undeclared properties are left out).
+   * See docs/response.md, "Compiled serialization".
+   */
+  serialize?: 'json' | 'compiled';
   /** One line on what the route does (OpenAPI `summary`). */
   summary?: string;
   /** What the route does, in Markdown (OpenAPI `description`). */

@@ -157,6 +157,7 @@ const ROUTE_KEYS = Object.keys({
   dedup: true,
   hooks: true,
   response: true,
+  serialize: true,
   summary: true,
   description: true,
   tags: true,
@@ -182,6 +183,10 @@ function checkOptions(path: string, options: RouteOptions): void {
     throw new TypeError(`Route ${path}: timeout must be a non-negative number of milliseconds`);
   }
   if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw new TypeError(`Route ${path}: dedup must be a boolean`);
+  if (options.serialize !== undefined && options.serialize !== 'json' && options.serialize !== 'compiled')
+    throw new TypeError(`Route ${path}: serialize must be 'json' or 'compiled'`);
+  if (options.serialize === 'compiled' && options.response === undefined)
+    throw new TypeError(`Route ${path}: serialize: 'compiled' needs response schemas to compile ({ response: { 200: User } })`);
   if (
     options.compress !== undefined &&
     typeof options.compress !== 'boolean' &&

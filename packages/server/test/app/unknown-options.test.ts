@@ -89,7 +89,7 @@ describe('unknown options, one object at a time', () => {
     });
     assert.throws(
       () => app().any('/x', { schema: z.object({}) } as never, noop),
-      /^TypeError: Route ANY \/x: unknown option "schema" \(known: params, query, body, headers, cookies, bodyLimit, consumes, timeout, compress, dedup, hooks, response, summary, description, tags, deprecated, operationId, security, hide\)$/,
+      /^TypeError: Route ANY \/x: unknown option "schema" \(known: params, query, body, headers, cookies, bodyLimit, consumes, timeout, compress, dedup, hooks, response, serialize, summary, description, tags, deprecated, operationId, security, hide\)$/,
     );
     assert.throws(
       () => app().post('/x', { timout: 5 } as never, noop),

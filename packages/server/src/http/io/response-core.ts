@@ -42,6 +42,9 @@ export interface ResponseRequest {
   _abortSignal(reason: Error): void;
 }
 
+/** Writes `value`, the reply for `status`, as JSON text (a route's compiled serializer: http/serializer.ts). */
+export type Stringify = (value: unknown, status: number) => string | undefined;
+
 /** Hooks the dispatcher gives each response: bookkeeping and the route's error path. @internal */
 export interface ResponseHooks {
   settled(res: ResponseCore): void;
@@ -52,6 +55,8 @@ export interface ResponseHooks {
   readonly timeout?: number;
   /** The route's onSend hooks (http/hooks.ts): called by end() in place of the write; they call `_finishEnd`. */
   readonly onSend?: ((req: any, res: any, body: Body | undefined) => void) | null;
+  /** The route's compiled serializer (serialize: 'compiled'), or null/absent for JSON.stringify. */
+  readonly stringify?: Stringify | null;
 }
 
 // cork() runs its callback synchronously, so one static thunk and these slots replace a

@@ -138,7 +138,8 @@ export class Response extends ResponseCore {
 
   json(value: unknown): void {
     if (this._state !== OPEN) return void this._late('res.json()');
-    const text = JSON.stringify(value);
+    const stringify = this._hooks.stringify;
+    const text = stringify == null ? JSON.stringify(value) : stringify(value, this._status);
     if (text === undefined) throw new TypeError('Value is not JSON-serializable');
     if (this.getHeader('content-type') === undefined) this._push('content-type', JSON_TYPE);
     this.end(text);
