@@ -1,8 +1,9 @@
 // @tachyon/client: the browser/Node realtime client for Tachyon's WebSocket protocol
 // (docs/protocol.md). Zero dependencies; one closure per connection so that the
-// minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
+// minifier can shorten every internal name. Budget: 3 KB min+gzip (docs/client.md, Size); the
+// SSE fallback is a separate module, imported only when a connection falls back to it.
 
-import { SseSocket } from './sse.ts';
+import type { SseSocket } from './sse.ts';
 import { presenceListener } from './presence.ts';
 import {
   ClientError,
@@ -61,8 +62,7 @@ const STABLE_MS = 5000;
 // `[{"topic"…` is a batch of events (servers that coalesce publishes).
 const PROTOCOL_FRAME = /^\[?\{"(?:topic|event|type)"/;
 
-const NO_WEBSOCKET =
-  "@tachyon/client: this runtime has no WebSocket (Node.js < 22 has no global one). Use Node.js 22+, or pass an implementation: connect(url, { WebSocket }) with import { WebSocket } from 'ws'";
+const NO_WEBSOCKET = "@tachyon/client: no global WebSocket (Node.js < 22): pass one, connect(url, { WebSocket }) from 'ws'";
 
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
@@ -95,7 +95,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   /** The transport in use: the first one, then the next each time one fails before it opens. */
   let transport = 0;
   let openTimer: ReturnType<typeof setTimeout> | undefined;
-  let probeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The SSE module, once asked for (import() on the first fall back). */
+  let sse: Promise<{ SseSocket: typeof SseSocket }> | undefined;
 
   let status: Status = 'connecting';
   let ws: WebSocketLike | undefined;
@@ -285,7 +286,6 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   const shutdown = (code: number, reason: string) => {
     clearTimeout(retry);
     clearTimeout(openTimer);
-    clearTimeout(probeTimer);
     const s = ws;
     ws = undefined;
     status = 'closed';
@@ -298,7 +298,6 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
 
   const lost = (code: number, reason: string) => {
-    clearTimeout(probeTimer);
     ws = undefined;
     if (openedAt && Date.now() - openedAt >= STABLE_MS) attempt = 0;
     openedAt = 0;
@@ -332,54 +331,52 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
 
   /**
-   * On a fallback transport: a WebSocket is tried again every `probeInterval` ms; once one
-   * opens (and no request awaits its reply on the old transport) it becomes the connection like
-   * a reconnect without the offline gap: topics resubscribe from their positions.
+   * On SSE, a WebSocket that the probe opened (sse.ts, every `probeInterval` ms) becomes the
+   * connection like a reconnect without the offline gap: topics resubscribe from their positions.
+   * Declined while a request awaits its reply on SSE (the reply would be lost).
    */
-  const scheduleProbe = () => {
-    clearTimeout(probeTimer);
-    if (probeInterval > 0 && transport > 0 && transports[0] === 'websocket' && status === 'open')
-      probeTimer = setTimeout(probe, probeInterval);
-  };
-  const probe = () => {
-    if (status !== 'open' || transport === 0) return;
-    let p: WebSocketLike;
-    try {
-      p = new WS(typeof url === 'function' ? url() : url, protocols);
-    } catch (e) {
-      report(e);
-      return scheduleProbe();
-    }
-    p.binaryType = 'arraybuffer';
-    const giveUp = setTimeout(() => p.close(), fallbackTimeout);
-    p.onopen = () => {
-      clearTimeout(giveUp);
-      const old = ws;
-      let waiting = false;
-      for (const x of pending.values()) if (x.s) waiting = true;
-      if (status !== 'open' || transport === 0 || old === undefined || waiting) {
-        p.close();
-        return scheduleProbe();
-      }
-      transport = 0;
-      wire(p, 'websocket', true);
-      p.onopen!({});
-      old.close(1000, '');
-    };
-    p.onclose = () => {
-      clearTimeout(giveUp);
-      if (ws !== p) scheduleProbe();
-    };
+  const up = (p: WebSocketLike): boolean => {
+    const old = ws!;
+    for (const x of pending.values()) if (x.s) return false;
+    transport = 0;
+    wire(p, 'websocket', true);
+    p.onopen!({});
+    old.close(1000, '');
+    return true;
   };
 
   const open = () => {
     const target = typeof url === 'function' ? url() : url;
     const kind = transports[transport]!;
-    wire(kind === 'sse' ? new SseSocket(target) : new WS(target, protocols), kind, false);
+    ws = undefined; // a socket being replaced is ignored from now on
+    if (kind === 'websocket') return wire(new WS(target, protocols), kind, false);
+    const t = transport;
+    (sse ??= import('./sse.ts')).then(
+      (m) => {
+        // closed, or another attempt began while the module loaded
+        if (status !== 'closed' && transport === t && ws === undefined)
+          wire(
+            new m.SseSocket(target, {
+              every: t > 0 ? probeInterval : 0,
+              wait: fallbackTimeout,
+              ws: () => new WS(typeof url === 'function' ? url() : url, protocols),
+              up,
+              report,
+            }),
+            kind,
+            false,
+          );
+      },
+      (e) => {
+        sse = undefined;
+        report(e);
+        lost(1006, '');
+      },
+    );
   };
 
-  /** Makes `s` the connection. `up`: a probe that already opened replaces the fallback (status stays open). */
-  const wire = (s: WebSocketLike, kind: 'websocket' | 'sse', up: boolean) => {
+  /** Makes `s` the connection. `switched`: a probe that already opened replaces the fallback (status stays open). */
+  const wire = (s: WebSocketLike, kind: 'websocket' | 'sse', switched: boolean) => {
     ws = s;
     s.binaryType = 'arraybuffer';
     let opened = false;
@@ -422,8 +419,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         s.send(frame);
       }
       readyYes();
-      if (!up) setStatus('open');
-      if (kind === 'sse') scheduleProbe();
+      if (!switched) setStatus('open');
     };
     s.onmessage = (ev: { data: string | ArrayBuffer }) => {
       if (s === ws) onFrame(ev.data);

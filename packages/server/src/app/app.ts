@@ -5,7 +5,7 @@ import { DedupTable } from '../http/dedup.ts';
 import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { resolveStaticOptions } from '../serving/static/options.ts';
-import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
+import { clientLazyPaths, clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
 import type { SocketRequestOptions } from '../realtime/requests.ts';
@@ -330,7 +330,8 @@ export class App extends Scope<AppHooks> {
 
   /**
    * Serves @tachyon/client's minified browser build (one ES module) at `path`, for pages
-   * without a bundler: `import { connect } from '/tachyon/client.js'` (docs/client.md).
+   * without a bundler: `import { connect } from '/tachyon/client.js'` (docs/client.md), and
+   * beside it the SSE transport that the module imports when a connection falls back.
    * Throws if @tachyon/client is not installed.
    */
   client(path = '/tachyon/client.js', options: ClientOptions = {}): this {
@@ -343,6 +344,12 @@ export class App extends Scope<AppHooks> {
         this._registry.unlisted.add(files.handler);
         this.get(path, { compress: false, dedup: false }, files.handler);
       }),
+      ...clientLazyPaths(path).map((lazy) =>
+        createStatic(bundle.dir, { ...staticOptions, index: lazy.file }).then((files) => {
+          this._registry.unlisted.add(files.handler);
+          this.get(lazy.path, { compress: false, dedup: false }, files.handler);
+        }),
+      ),
     );
     return this;
   }
