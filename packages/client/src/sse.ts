@@ -16,8 +16,9 @@ export function httpUrl(url: string | URL): string {
 
 /**
  * How an open SSE socket tries the WebSocket again (connect()'s `probeInterval`): every
- * `every` ms it opens `ws()`; one that opens within `wait` ms is offered to `up`, which takes
- * it over (true) or declines (false: closed, tried again later).
+ * `every` ms it opens `ws()`; one that opens within `wait` ms is offered to `up`, which wires
+ * it as the connection (true: its onopen runs, this session closes) or declines (false: it is
+ * closed, and tried again later).
  */
 export interface Probe {
   every: number;
@@ -76,8 +77,11 @@ export class SseSocket implements WebSocketLike {
     let taken = false;
     p.onopen = () => {
       clearTimeout(giveUp);
-      if (this.readyState === 1 && o.up(p)) taken = true;
-      else p.close();
+      if (this.readyState === 1 && o.up(p)) {
+        taken = true;
+        p.onopen?.({}); // the client's handler now: resubscribes from the positions
+        this.close(1000, '');
+      } else p.close();
     };
     p.onclose = () => {
       clearTimeout(giveUp);
