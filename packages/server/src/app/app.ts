@@ -46,6 +46,7 @@ import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-set
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
 import { claimClusterMember, type ClusterMember } from './cluster-member.ts';
+import { requestAllWorkers, serveRequestAll } from './request-all-workers.ts';
 import { refuseFallbackInCluster } from '../realtime/fallback/route.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
@@ -105,6 +106,7 @@ export class App extends Scope<AppHooks> {
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
+    serveRequestAll(this.requests, this.place);
     // Built by a cluster() factory in a worker (the first App it builds): join now.
     const member = claimClusterMember();
     if (member !== undefined) this.joinCluster(member);
@@ -272,10 +274,10 @@ export class App extends Scope<AppHooks> {
   }
 
   /**
-   * Asks every subscriber of `topic` in this process (`ws.request()` to each, the data
-   * serialized once) and resolves when all have answered or failed: `replies` by socket id,
-   * `missing` with each failure (TIMEOUT, CLOSED, CLIENT_ERROR, NO_HANDLER, ...). Subscribers
-   * in other processes (cluster(), Redis, NATS) are not asked.
+   * Asks every subscriber of `topic` (`ws.request()` to each, the data serialized once), in
+   * every worker of a cluster(), and resolves when all have answered or failed: `replies` by
+   * socket id (`"<worker>:<ws.id>"`), `missing` with each failure (TIMEOUT, CLOSED,
+   * CLIENT_ERROR, NO_HANDLER, ...). Subscribers on other servers (Redis, NATS) are not asked.
    */
   requestAll<Reply = unknown>(
     topic: string,
@@ -283,7 +285,7 @@ export class App extends Scope<AppHooks> {
     data?: unknown,
     options?: SocketRequestOptions,
   ): Promise<RequestAllResult<Reply>> {
-    return this.hub.requestAll<Reply>(topic, event, data, options);
+    return requestAllWorkers<Reply>(this.requests, this.place, this._settings.logger, topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */
