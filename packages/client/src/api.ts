@@ -119,6 +119,13 @@ export type TopicListener<E> = (...args: { [K in Name<E>]: [event: K, data: E[K]
 export interface RequestOptions {
   /** Overrides the client's `timeout` for this request (ms; 0 or Infinity disables it). */
   timeout?: number;
+  /**
+   * Times the request is sent again when the connection is lost before its reply (default 0:
+   * it rejects with `CONNECTION_LOST`). The frame carries an idempotency key, and the server
+   * runs the handler once per key within its window and answers a resend with the first
+   * outcome (docs/realtime.md, "Retried requests"). `timeout` still bounds the whole wait.
+   */
+  retries?: number;
 }
 
 export interface SubscribeOptions {

@@ -1,8 +1,9 @@
 // @tachyon/client: the browser/Node realtime client for Tachyon's WebSocket protocol
 // (docs/protocol.md). Zero dependencies; one closure per connection so that the
-// minifier can shorten every internal name (the whole file is ~2 KB min+gzip).
+// minifier can shorten every internal name. Budget: 3 KB min+gzip (docs/client.md, Size); the
+// SSE fallback is a separate module, imported only when a connection falls back to it.
 
-import { SseSocket } from './sse.ts';
+import type { SseSocket } from './sse.ts';
 import { presenceListener } from './presence.ts';
 import {
   ClientError,
@@ -34,6 +35,9 @@ interface Pending {
   t: ReturnType<typeof setTimeout> | undefined;
   /** Sent on the current socket (as opposed to waiting in the queue). */
   s: boolean;
+  /** The frame, and the resends left after a lost connection (`retries`). */
+  f: string;
+  k: number;
 }
 
 type Listener = [(event: string, data: unknown) => void, ((e: ClientError) => void) | undefined, ((i: SubscribeInfo) => void) | undefined];
@@ -61,8 +65,7 @@ const STABLE_MS = 5000;
 // `[{"topic"…` is a batch of events (servers that coalesce publishes).
 const PROTOCOL_FRAME = /^\[?\{"(?:topic|event|type)"/;
 
-const NO_WEBSOCKET =
-  "@tachyon/client: this runtime has no WebSocket (Node.js < 22 has no global one). Use Node.js 22+, or pass an implementation: connect(url, { WebSocket }) with import { WebSocket } from 'ws'";
+const NO_WEBSOCKET = '@tachyon/client: no global WebSocket (Node.js < 22): pass connect(url, { WebSocket })';
 
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
@@ -95,18 +98,22 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   /** The transport in use: the first one, then the next each time one fails before it opens. */
   let transport = 0;
   let openTimer: ReturnType<typeof setTimeout> | undefined;
-  let probeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The SSE module, once asked for (import() on the first fall back). */
+  let sse: Promise<{ SseSocket: typeof SseSocket }> | undefined;
 
   let status: Status = 'connecting';
   let ws: WebSocketLike | undefined;
   let ref = 0;
+  /** Random prefix of this client's idempotency keys (made on the first request with `retries`). */
+  let keyPrefix: string | undefined;
   let attempt = 0;
   let openedAt = 0;
   let retry: ReturnType<typeof setTimeout> | undefined;
   /** Frames waiting for an open socket: [frame, request ref or 0]. */
   let queue: [Frame, number][] = [];
   const topics = new Map<string, TopicEntry>();
-  const direct = new Map<string, Set<(data: unknown) => void>>();
+  /** onEvent listeners: [event, listener] (few per client: one loop beats a map of sets in bytes). */
+  const direct = new Set<[string, (data: unknown) => void]>();
   const raw = new Set<(data: string | ArrayBuffer) => void>();
   const statusFns = new Set<(status: Status, info: StatusInfo) => void>();
   const pending = new Map<number, Pending>();
@@ -164,12 +171,19 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
 
   /** Sends a frame that expects an answer with the same ref. */
-  const ask = (frame: { type: string; event?: string; data?: unknown; topic?: string }, ms = timeout) =>
+  const ask = (frame: { type: string; event?: string; data?: unknown; topic?: string }, o?: RequestOptions) =>
     new Promise<any>((y, n) => {
       const e = frame.event ?? frame.type;
+      const ms = o?.timeout ?? timeout;
+      const k = o?.retries ?? 0;
       if (status === 'closed') return n(new ClientError('CLOSED', `Cannot send "${e}": the client is closed`, { event: e }));
       const r = ++ref;
-      const text = JSON.stringify({ ...frame, ref: r });
+      // 128 random bits: another client cannot guess a key and read its outcome.
+      const text = JSON.stringify({
+        ...frame,
+        ref: r,
+        key: k ? (keyPrefix ??= crypto.getRandomValues(new Uint32Array(4)).join('-')) + '.' + r : undefined,
+      });
       if (!isOpen() && queue.length >= maxQueue) {
         return n(new ClientError('QUEUE_FULL', `Cannot send "${e}": offline queue is full (${maxQueue})`, { event: e }));
       }
@@ -178,6 +192,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         n,
         e,
         s: isOpen(),
+        f: text,
+        k,
         t:
           ms > 0 && ms < 2 ** 31
             ? setTimeout(() => fail(r, new ClientError('TIMEOUT', `Request "${e}" timed out after ${ms} ms`, { event: e })), ms)
@@ -203,27 +219,19 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     } else onMessage(m);
   };
 
-  /** Answers a server request on the socket it came from; dropped if that connection is gone (the server failed it with CLOSED). */
-  const answer = (s: WebSocketLike | undefined, id: unknown, r: { data?: unknown; error?: { code: string; message: string } }) => {
-    if (s !== ws || !isOpen()) return;
-    let text: string;
-    try {
-      text = JSON.stringify({ type: 'reply', id, ...r });
-    } catch (e) {
-      text = JSON.stringify({ type: 'reply', id, error: { code: 'CLIENT_ERROR', message: `Reply is not JSON: ${(e as Error).message}` } });
-    }
-    s!.send(text);
-  };
-
-  /** `{"type":"request","id":…,"event":…,"data":…}` from the server (protocol v1.2). */
+  /**
+   * `{"type":"request","id":…,"event":…,"data":…}` from the server (protocol v1.2): answered on
+   * the socket it came from, or dropped if that connection is gone (the server failed it with CLOSED).
+   */
   const onRequest = (m: any) => {
     const s = ws;
     const h = handlers.get(m.event);
-    if (!h) return answer(s, m.id, { error: { code: 'NO_HANDLER', message: `No handler for "${m.event}"` } });
-    new Promise((y) => y(h(m.data))).then(
-      (data) => answer(s, m.id, { data }),
-      (e) => answer(s, m.id, { error: { code: 'CLIENT_ERROR', message: e instanceof Error ? e.message : String(e) } }),
-    );
+    const reply = (r: object) => s === ws && isOpen() && s!.send(JSON.stringify({ type: 'reply', id: m.id, ...r }));
+    if (!h) return reply({ error: { code: 'NO_HANDLER', message: `No handler for "${m.event}"` } });
+    // A reply that is not JSON (a BigInt, a cycle) throws in reply(): CLIENT_ERROR with that message.
+    new Promise((y) => y(h(m.data)))
+      .then((data) => reply({ data }))
+      .catch((e) => reply({ error: { code: 'CLIENT_ERROR', message: e instanceof Error ? e.message : String(e) } }));
   };
 
   const onMessage = (m: any) => {
@@ -231,7 +239,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     if (type === 'request') return onRequest(m);
     if (type === undefined) {
       if (m.topic === undefined) {
-        for (const f of direct.get(m.event) ?? []) call(f, m.data);
+        for (const [e, f] of direct) if (e === m.event) call(f, m.data);
       } else {
         const t = topics.get(m.topic);
         // A topic message names its event (docs/protocol.md): listeners are typed with a string.
@@ -285,27 +293,27 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   const shutdown = (code: number, reason: string) => {
     clearTimeout(retry);
     clearTimeout(openTimer);
-    clearTimeout(probeTimer);
     const s = ws;
     ws = undefined;
     status = 'closed';
     s?.close(1000);
     queue = [];
     const e = new ClientError('CLOSED', `Connection closed (code ${code}${reason ? `: ${reason}` : ''})`);
-    for (const r of [...pending.keys()]) fail(r, e);
+    for (const r of pending.keys()) fail(r, e); // a Map walk survives deleting the entry it is on
     readyNo(e);
     setStatus('closed', { code, reason });
   };
 
   const lost = (code: number, reason: string) => {
-    clearTimeout(probeTimer);
     ws = undefined;
     if (openedAt && Date.now() - openedAt >= STABLE_MS) attempt = 0;
     openedAt = 0;
     if (TERMINAL.includes(code) || attempt >= maxRetries) return shutdown(code, reason);
-    // Requests already sent can no longer get their reply: the outcome is unknown.
-    for (const [r, p] of [...pending]) {
-      if (p.s) fail(r, new ClientError('CONNECTION_LOST', `Connection lost before the reply to "${p.e}" (code ${code})`, { event: p.e }));
+    // Requests already sent can no longer get their reply: the outcome is unknown. Those with
+    // retries left go again, first in the queue, with their key: the server runs them once.
+    for (const [r, p] of pending) {
+      if (p.s && p.k-- > 0) (p.s = false), queue.push([p.f, r]);
+      else if (p.s) fail(r, new ClientError('CONNECTION_LOST', `Connection lost before the reply to "${p.e}" (${code})`, { event: p.e }));
     }
     // Full jitter. 4429 ("too slow") waits as if 4 attempts had failed, and at least half that cap.
     const slow = code === 4429;
@@ -332,54 +340,49 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
 
   /**
-   * On a fallback transport: a WebSocket is tried again every `probeInterval` ms; once one
-   * opens (and no request awaits its reply on the old transport) it becomes the connection like
-   * a reconnect without the offline gap: topics resubscribe from their positions.
+   * On SSE, a WebSocket that the probe opened (sse.ts, every `probeInterval` ms) becomes the
+   * connection like a reconnect without the offline gap: topics resubscribe from their positions.
+   * Declined while a request awaits its reply on SSE (the reply would be lost). Taken: the SSE
+   * socket runs `p.onopen` (status stays open), then closes itself.
    */
-  const scheduleProbe = () => {
-    clearTimeout(probeTimer);
-    if (probeInterval > 0 && transport > 0 && transports[0] === 'websocket' && status === 'open')
-      probeTimer = setTimeout(probe, probeInterval);
-  };
-  const probe = () => {
-    if (status !== 'open' || transport === 0) return;
-    let p: WebSocketLike;
-    try {
-      p = new WS(typeof url === 'function' ? url() : url, protocols);
-    } catch (e) {
-      report(e);
-      return scheduleProbe();
-    }
-    p.binaryType = 'arraybuffer';
-    const giveUp = setTimeout(() => p.close(), fallbackTimeout);
-    p.onopen = () => {
-      clearTimeout(giveUp);
-      const old = ws;
-      let waiting = false;
-      for (const x of pending.values()) if (x.s) waiting = true;
-      if (status !== 'open' || transport === 0 || old === undefined || waiting) {
-        p.close();
-        return scheduleProbe();
-      }
-      transport = 0;
-      wire(p, 'websocket', true);
-      p.onopen!({});
-      old.close(1000, '');
-    };
-    p.onclose = () => {
-      clearTimeout(giveUp);
-      if (ws !== p) scheduleProbe();
-    };
+  const up = (p: WebSocketLike): boolean => {
+    for (const x of pending.values()) if (x.s) return false;
+    transport = 0;
+    wire(p, 'websocket');
+    return true;
   };
 
   const open = () => {
     const target = typeof url === 'function' ? url() : url;
     const kind = transports[transport]!;
-    wire(kind === 'sse' ? new SseSocket(target) : new WS(target, protocols), kind, false);
+    ws = undefined; // a socket being replaced is ignored from now on
+    if (kind === 'websocket') return wire(new WS(target, protocols), kind);
+    const t = transport;
+    (sse ??= import('./sse.ts')).then(
+      (m) => {
+        // closed, or another attempt began while the module loaded
+        if (status !== 'closed' && transport === t && ws === undefined)
+          wire(
+            new m.SseSocket(target, {
+              every: t > 0 ? probeInterval : 0,
+              wait: fallbackTimeout,
+              ws: () => new WS(typeof url === 'function' ? url() : url, protocols),
+              up,
+              report,
+            }),
+            kind,
+          );
+      },
+      (e) => {
+        sse = undefined;
+        report(e);
+        lost(1006, '');
+      },
+    );
   };
 
-  /** Makes `s` the connection. `up`: a probe that already opened replaces the fallback (status stays open). */
-  const wire = (s: WebSocketLike, kind: 'websocket' | 'sse', up: boolean) => {
+  /** Makes `s` the connection (a probe's WebSocket that already opened included: status stays open). */
+  const wire = (s: WebSocketLike, kind: 'websocket' | 'sse') => {
     ws = s;
     s.binaryType = 'arraybuffer';
     let opened = false;
@@ -395,6 +398,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       opened = true;
       clearTimeout(openTimer);
       openedAt = Date.now();
+      const was = status;
       status = 'open';
       // One batch frame for every topic (per 1000), then the offline queue, in order. Topics
       // with a known position resubscribe one by one, with it: the server replays what was missed.
@@ -422,8 +426,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         s.send(frame);
       }
       readyYes();
-      if (!up) setStatus('open');
-      if (kind === 'sse') scheduleProbe();
+      if (was !== 'open') setStatus('open');
     };
     s.onmessage = (ev: { data: string | ArrayBuffer }) => {
       if (s === ws) onFrame(ev.data);
@@ -463,12 +466,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     ready,
     subscribe: (topic, listener, o) => listen(topic, listener, o),
     on: (topic, event, listener, o) => listen(topic, (e, d) => e === event && listener(d), o),
-    onEvent(event, listener) {
-      let set = direct.get(event);
-      if (!set) direct.set(event, (set = new Set()));
-      return add(set, listener);
-    },
-    request: (event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o?.timeout),
+    onEvent: (event, listener) => add(direct, [event, listener as (data: unknown) => void]),
+    request: (event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o),
     handle(event, handler) {
       handlers.set(event, handler);
       return () => void (handlers.get(event) === handler && handlers.delete(event));
@@ -479,10 +478,10 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     onStatus: (listener) => add(statusFns, listener),
     async ping(o) {
       const t = Date.now();
-      await ask({ type: 'ping' }, o?.timeout);
+      await ask({ type: 'ping' }, o);
       return Date.now() - t;
     },
-    presence: (topic: string, o?: RequestOptions) => ask({ type: 'presence', topic }, o?.timeout),
+    presence: (topic: string, o?: RequestOptions) => ask({ type: 'presence', topic }, o),
     onPresence: (topic, listener, o) => listen(topic, presenceListener(listener), o),
     close() {
       if (status !== 'closed') shutdown(1000, '');

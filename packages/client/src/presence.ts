@@ -21,5 +21,6 @@ export const PRESENCE_EVENTS = { join: '$join', leave: '$leave' } as const;
 export const presenceListener =
   <D>(f: (change: PresenceChange<D>) => void) =>
   (event: string, data: unknown): void => {
-    if (event === '$join' || event === '$leave') f({ type: event === '$join' ? 'join' : 'leave', member: data as PresenceMember<D> });
+    // '$join' → 'join', '$leave' → 'leave'
+    if (event === '$join' || event === '$leave') f({ type: event.slice(1) as 'join' | 'leave', member: data as PresenceMember<D> });
   };

@@ -4,11 +4,28 @@
 // time (so they arrive in order), each carrying every frame queued meanwhile, one per line.
 // fetch() with a streamed body works in browsers and in Node.js 22+, with no dependency
 // (EventSource is missing from Node.js and cannot send an Accept header of its own choosing).
+// connect() loads this module with import() the first time it falls back (its own entry,
+// `@tachyon/client/sse`, and its own chunk in the browser build): apps whose WebSocket gets
+// through never download it. The probe that switches back up lives here for the same reason.
 import type { WebSocketLike } from './api.ts';
 
 /** ws:// → http://, wss:// → https:// (http(s) URLs stay as they are). */
 export function httpUrl(url: string | URL): string {
   return String(url).replace(/^ws(s?):/i, 'http$1:');
+}
+
+/**
+ * How an open SSE socket tries the WebSocket again (connect()'s `probeInterval`): every
+ * `every` ms it opens `ws()`; one that opens within `wait` ms is offered to `up`, which wires
+ * it as the connection (true: its onopen runs, this session closes) or declines (false: it is
+ * closed, and tried again later).
+ */
+export interface Probe {
+  every: number;
+  wait: number;
+  ws: () => WebSocketLike;
+  up: (ws: WebSocketLike) => boolean;
+  report: (e: unknown) => void;
 }
 
 interface SessionInfo {
@@ -31,10 +48,45 @@ export class SseSocket implements WebSocketLike {
   private sending = false;
   private lastPost = 0;
   private pinger: ReturnType<typeof setInterval> | undefined;
+  private prober: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(url: string | URL) {
+  private readonly probe: Probe | undefined;
+
+  constructor(url: string | URL, probe?: Probe) {
     this.url = httpUrl(url);
+    this.probe = probe;
     void this.read();
+  }
+
+  /** Schedules the next WebSocket try while this session is open (none once it closes). */
+  private scheduleProbe(): void {
+    const o = this.probe;
+    if (o && o.every > 0 && this.readyState === 1) this.prober = setTimeout(() => this.tryWebSocket(o), o.every);
+  }
+
+  private tryWebSocket(o: Probe): void {
+    let p: WebSocketLike;
+    try {
+      p = o.ws();
+    } catch (e) {
+      o.report(e);
+      return this.scheduleProbe();
+    }
+    p.binaryType = 'arraybuffer';
+    const giveUp = setTimeout(() => p.close(), o.wait);
+    let taken = false;
+    p.onopen = () => {
+      clearTimeout(giveUp);
+      if (this.readyState === 1 && o.up(p)) {
+        taken = true;
+        p.onopen?.({}); // the client's handler now: resubscribes from the positions
+        this.close(1000, '');
+      } else p.close();
+    };
+    p.onclose = () => {
+      clearTimeout(giveUp);
+      if (!taken) this.scheduleProbe();
+    };
   }
 
   private async read(): Promise<void> {
@@ -98,6 +150,7 @@ export class SseSocket implements WebSocketLike {
         if (Date.now() - this.lastPost >= info.idle / 2) this.send('{"type":"ping"}');
       }, info.idle / 4);
     this.onopen?.({});
+    this.scheduleProbe();
     return null;
   }
 
@@ -141,6 +194,7 @@ export class SseSocket implements WebSocketLike {
     if (this.readyState === 3) return;
     this.readyState = 3;
     clearInterval(this.pinger);
+    clearTimeout(this.prober);
     this.queue = [];
     const onclose = this.onclose;
     queueMicrotask(() => onclose?.({ code, reason }));

@@ -63,6 +63,11 @@ async function requests() {
   const me = await live.request('who:am:i');
   expectType<Equal<typeof me, { user: string }>>(true);
   await live.request('who:am:i', undefined, { timeout: 100 });
+  // retries: resent after a reconnect with an idempotency key (docs/realtime.md, "Retried requests")
+  const paid = await live.request('chat:send', { room: '1', text: 'hi' }, { retries: 3, timeout: 5000 });
+  expectType<Equal<typeof paid, { ok: boolean }>>(true);
+  // @ts-expect-error: retries is a number
+  await live.request('who:am:i', undefined, { retries: true });
   const hints = await live.request('maybe');
   expectType<Equal<typeof hints, string[]>>(true);
   await live.request('maybe', { hint: 'x' });

@@ -142,7 +142,7 @@ async function acknowledged() {
   const all = await app.requestAll<{ seen: boolean }>('room:1', 'ack', { n: 1 }, { timeout: 2000 });
   expectType<Equal<typeof all, RequestAllResult<{ seen: boolean }>>>(true);
   for (const r of all.replies) {
-    expectType<Equal<typeof r.id, number>>(true);
+    expectType<Equal<typeof r.id, string>>(true);
     expectType<Equal<typeof r.data, { seen: boolean }>>(true);
   }
   for (const m of all.missing) expectType<Equal<typeof m.error.code, SocketRequestErrorCode>>(true);

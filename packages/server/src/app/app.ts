@@ -5,7 +5,7 @@ import { DedupTable } from '../http/dedup.ts';
 import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
 import { createStatic, type StaticOptions } from '../serving/static/index.ts';
 import { resolveStaticOptions } from '../serving/static/options.ts';
-import { clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
+import { clientLazyPaths, clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
 import type { SocketRequestOptions } from '../realtime/requests.ts';
@@ -46,6 +46,7 @@ import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-set
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
 import { claimClusterMember, type ClusterMember } from './cluster-member.ts';
+import { requestAllWorkers, serveRequestAll } from './request-all-workers.ts';
 import { refuseFallbackInCluster } from '../realtime/fallback/route.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
@@ -105,6 +106,7 @@ export class App extends Scope<AppHooks> {
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
+    serveRequestAll(this.requests, this.place);
     // Built by a cluster() factory in a worker (the first App it builds): join now.
     const member = claimClusterMember();
     if (member !== undefined) this.joinCluster(member);
@@ -272,10 +274,10 @@ export class App extends Scope<AppHooks> {
   }
 
   /**
-   * Asks every subscriber of `topic` in this process (`ws.request()` to each, the data
-   * serialized once) and resolves when all have answered or failed: `replies` by socket id,
-   * `missing` with each failure (TIMEOUT, CLOSED, CLIENT_ERROR, NO_HANDLER, ...). Subscribers
-   * in other processes (cluster(), Redis, NATS) are not asked.
+   * Asks every subscriber of `topic` (`ws.request()` to each, the data serialized once), in
+   * every worker of a cluster(), and resolves when all have answered or failed: `replies` by
+   * socket id (`"<worker>:<ws.id>"`), `missing` with each failure (TIMEOUT, CLOSED,
+   * CLIENT_ERROR, NO_HANDLER, ...). Subscribers on other servers (Redis, NATS) are not asked.
    */
   requestAll<Reply = unknown>(
     topic: string,
@@ -283,7 +285,7 @@ export class App extends Scope<AppHooks> {
     data?: unknown,
     options?: SocketRequestOptions,
   ): Promise<RequestAllResult<Reply>> {
-    return this.hub.requestAll<Reply>(topic, event, data, options);
+    return requestAllWorkers<Reply>(this.requests, this.place, this._settings.logger, topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */
@@ -330,7 +332,8 @@ export class App extends Scope<AppHooks> {
 
   /**
    * Serves @tachyon/client's minified browser build (one ES module) at `path`, for pages
-   * without a bundler: `import { connect } from '/tachyon/client.js'` (docs/client.md).
+   * without a bundler: `import { connect } from '/tachyon/client.js'` (docs/client.md), and
+   * beside it the SSE transport that the module imports when a connection falls back.
    * Throws if @tachyon/client is not installed.
    */
   client(path = '/tachyon/client.js', options: ClientOptions = {}): this {
@@ -343,6 +346,12 @@ export class App extends Scope<AppHooks> {
         this._registry.unlisted.add(files.handler);
         this.get(path, { compress: false, dedup: false }, files.handler);
       }),
+      ...clientLazyPaths(path).map((lazy) =>
+        createStatic(bundle.dir, { ...staticOptions, index: lazy.file }).then((files) => {
+          this._registry.unlisted.add(files.handler);
+          this.get(lazy.path, { compress: false, dedup: false }, files.handler);
+        }),
+      ),
     );
     return this;
   }

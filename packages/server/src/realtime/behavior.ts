@@ -10,6 +10,7 @@ import { checkKnownKeys } from '../core/options-check.ts';
 import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './rate-limit.ts';
 import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
 import { checkFallback, type FallbackOptions } from './fallback/options.ts';
+import { checkIdempotency, type CompiledIdempotency, type IdempotencyOptions } from './once.ts';
 
 export interface WsEvent<Data, S> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
@@ -74,6 +75,12 @@ export interface WsBehavior<Data, E> {
    * `true`, or `{ heartbeat }` (seconds between keep-alive comments, default 15). Default false.
    */
   fallback?: boolean | FallbackOptions;
+  /**
+   * Events sent with an idempotency key (`live.request(event, data, { retries })`) run once per
+   * key: a resend gets the first outcome (docs/realtime.md, "Retried requests"). How long
+   * (`window`, ms, default 60 000) and how many keys (`keys`, default 10 000) are remembered.
+   */
+  idempotency?: IdempotencyOptions;
 }
 
 /** Every key of a ws route (`hooks`: the route's lifecycle hooks); one added to WsBehavior and not here fails to compile. */
@@ -98,6 +105,7 @@ const WS_KEYS = Object.keys({
   rateLimit: true,
   hooks: true,
   fallback: true,
+  idempotency: true,
 } satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
 const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
 
@@ -116,6 +124,7 @@ export interface Limits {
   rateLimit: CompiledWsRateLimit | null;
   /** Heartbeat seconds of the fallback transport, or null when the route has none. */
   fallback: number | null;
+  idempotency: CompiledIdempotency;
 }
 
 /** Checks options when the route is declared: some bad values terminate the uWS core. */
@@ -175,5 +184,6 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     maxPendingRequests,
     rateLimit: checkWsRateLimit(path, b.rateLimit),
     fallback: checkFallback(b.fallback, fail),
+    idempotency: checkIdempotency(b.idempotency, fail),
   };
 }

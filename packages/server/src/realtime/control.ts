@@ -23,6 +23,7 @@ import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
+import { OnceWindow, type Answer } from './once.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -123,18 +124,19 @@ export function compileControl(
 
   const presence = compilePresenceRead(b, log, answer, hub);
 
-  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean) => {
-    if (err instanceof ValidationError) return answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
-    if (err instanceof HttpError && err.expose) return answer(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
+  // `to`: where the answer goes; a keyed frame's goes through the route's OnceWindow (once.ts).
+  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean, to: Answer = answer) => {
+    if (err instanceof ValidationError) return to(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
+    if (err instanceof HttpError && err.expose) return to(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
     log.error({ err }, 'websocket event handler failed');
-    answer(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
+    to(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
   };
 
-  const runEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined) => {
+  const runEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, to: Answer = answer) => {
     const ev = typeof name === 'string' ? events.get(name) : undefined;
     if (ev === undefined) {
       log.debug({ event: name }, 'websocket: unknown event');
-      return answer(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
+      return to(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
     }
     const reply = (value: unknown, async: boolean) => {
       if (ref === undefined) return;
@@ -142,9 +144,9 @@ export function compileControl(
       try {
         json = encodeData(value);
       } catch (err) {
-        return eventError(s, ref, err, async);
+        return eventError(s, ref, err, async, to);
       }
-      answer(s, replyFrame(ref, json), async);
+      to(s, replyFrame(ref, json), async);
     };
     try {
       // onEvent hooks first (they may refuse); the rare async one defers the rest.
@@ -155,7 +157,7 @@ export function compileControl(
           .then((v) => ev.handler(s, v))
           .then(
             (v) => reply(v, true),
-            (err) => eventError(s, ref, err, true),
+            (err) => eventError(s, ref, err, true, to),
           );
         return;
       }
@@ -165,7 +167,7 @@ export function compileControl(
           .then((v) => Promise.resolve(ev.handler(s, v)))
           .then(
             (v) => reply(v, true),
-            (err) => eventError(s, ref, err, true),
+            (err) => eventError(s, ref, err, true, to),
           );
         return;
       }
@@ -173,13 +175,14 @@ export function compileControl(
       if (out instanceof Promise)
         out.then(
           (v) => reply(v, true),
-          (err) => eventError(s, ref, err, true),
+          (err) => eventError(s, ref, err, true, to),
         );
       else reply(out, false);
     } catch (err) {
-      eventError(s, ref, err, false);
+      eventError(s, ref, err, false, to);
     }
   };
+  const once = new OnceWindow(limits.idempotency, answer, log);
 
   return (s, bytes) => {
     let frame: Record<string, unknown>;
@@ -213,7 +216,8 @@ export function compileControl(
         return;
       }
       case 'event':
-        return runEvent(s, frame.event, frame.data, ref);
+        if (frame.key === undefined) return runEvent(s, frame.event, frame.data, ref);
+        return once.handle(s, frame.key, ref, (to) => runEvent(s, frame.event, frame.data, ref, to));
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':

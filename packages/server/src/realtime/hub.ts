@@ -247,19 +247,20 @@ export class WsHub {
     return index;
   }
 
-  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts). */
+  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts); `worker` prefixes the ids. */
   requestAll<Reply>(
     topic: string,
     event: string,
     data: unknown,
     options: SocketRequestOptions | undefined,
+    worker = 0,
   ): Promise<RequestAllResult<Reply>> {
     assertTopic(topic);
     assertEventName(event);
     const json = encodeData(data);
     const ms = requestTimeout(options);
     const subscribers = (this.index ??= this.buildIndex()).of(topic) ?? [];
-    return requestAll<Reply>(subscribers, event, json, ms);
+    return requestAll<Reply>(subscribers, event, json, ms, worker);
   }
 
   /** A volatile publish: after the topic's pending batch, to each subscriber not under backpressure. */

@@ -79,7 +79,7 @@ export interface SendOptions {
 let lastId = 0;
 
 export class Socket<Data = unknown> {
-  /** A number unique to this socket within this process (app.requestAll's replies name sockets by it). */
+  /** A number unique to this socket within this process (app.requestAll names sockets "<worker>:<id>" with it). */
   readonly id: number;
   /** What the route's `upgrade` returned. */
   readonly data: Data;

@@ -1,6 +1,7 @@
-// `app.client()`: serves @tachyon/client's minified browser build (one ES module) from the app,
-// so a page without a bundler can `import { connect } from '/tachyon/client.js'` (or map the
-// bare name with an import map: docs/client.md).
+// `app.client()`: serves @tachyon/client's minified browser build (an ES module, and the SSE
+// transport it import()s from its own folder when a connection falls back) from the app, so a
+// page without a bundler can `import { connect } from '/tachyon/client.js'` (or map the bare
+// name with an import map: docs/client.md).
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StaticOptions } from './static/options.ts';
@@ -16,6 +17,18 @@ export interface ClientOptions {
 export interface ClientBundle {
   dir: string;
   file: string;
+}
+
+/**
+ * The modules the browser build import()s, by the name it asks for, relative to itself
+ * (packages/client/scripts/bundle.mjs writes them beside it; the bundle test checks the name).
+ */
+export const CLIENT_LAZY_FILES = ['tachyon-client-sse.min.js'] as const;
+
+/** Where the lazy modules are served: beside the client's own path, as the browser resolves them. */
+export function clientLazyPaths(path: string): { path: string; file: string }[] {
+  const dir = path.slice(0, path.lastIndexOf('/') + 1);
+  return CLIENT_LAZY_FILES.map((file) => ({ path: dir + file, file }));
 }
 
 /** Where the installed @tachyon/client keeps its browser build; a clear error when it is not installed. */

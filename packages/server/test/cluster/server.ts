@@ -108,6 +108,17 @@ const server = await cluster(
       const again = q.again ? await ask(to, 'echo', 'again') : undefined;
       return { asker: app.worker, ms: Date.now() - started, ...first, again };
     });
+    // request-all.test.ts: app.requestAll() gathers every worker's subscribers.
+    app.get('/request-all', async (req) => {
+      const q = req.query as Record<string, string>;
+      const { replies, missing } = await app.requestAll(
+        q.topic ?? 'acks',
+        q.event ?? 'ack',
+        { n: 1 },
+        { timeout: Number(q.timeout ?? 2000) },
+      );
+      return { worker: app.worker, replies, missing: missing.map((m) => ({ id: m.id, code: m.error.code, message: m.error.message })) };
+    });
     app.topic('hist:*', { history: { size: 1000 } }); // history.test.ts: the primary's memory store
     app.ws('/live', {
       events: {

@@ -1,6 +1,6 @@
 // app.client(): the browser build of @tachyon/client served by the app, and that build working.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +16,7 @@ describe('app.client()', () => {
     app.client();
     app.client('/assets/live.js', { maxAge: 600 });
     app.ws('/live', {
+      fallback: true,
       events: { add: { handler: (_ws, data) => (data as { a: number; b: number }).a + (data as { a: number; b: number }).b } },
     });
     running = await start(app);
@@ -34,7 +35,15 @@ describe('app.client()', () => {
     assert.ok(etag);
     const body = await res.text();
     assert.match(body, /export\{/, 'an ES module');
-    assert.ok(body.length < 12_000 && !body.includes('\n  '), 'minified'); // 9.2 KB with the SSE transport (docs/client.md, Size)
+    assert.ok(body.length < 8_000 && !body.includes('\n  '), 'minified'); // 6.5 KB, the SSE transport apart (docs/client.md, Size)
+    assert.match(body, /import\("\.\/tachyon-client-sse\.min\.js"\)/, 'the SSE transport is imported lazily, from beside it');
+    assert.doesNotMatch(body, /event-stream/, 'and is not in the main module');
+    const sse = await fetch(`${running.url}/tachyon/tachyon-client-sse.min.js`);
+    assert.equal(sse.status, 200);
+    assert.match(sse.headers.get('content-type')!, /^text\/javascript/);
+    assert.match(await sse.text(), /text\/event-stream/);
+    assert.equal((await fetch(`${running.url}/assets/tachyon-client-sse.min.js`)).status, 200, 'beside a custom path too');
+    assert.equal((await fetch(`${running.url}/tachyon/tachyon-client-other.min.js`)).status, 404);
 
     const again = await fetch(`${running.url}/tachyon/client.js`, { headers: { 'if-none-match': etag!, 'accept-encoding': 'identity' } });
     assert.equal(again.status, 304);
@@ -57,6 +66,24 @@ describe('app.client()', () => {
     try {
       await live.ready;
       assert.equal(await live.request('add', { a: 2, b: 40 }), 42);
+    } finally {
+      live.close();
+    }
+  });
+
+  test('the served module falls back to SSE with the transport served beside it', { timeout: 20_000 }, async () => {
+    // Written side by side as the server serves them: the client's import("./tachyon-client-sse.min.js") finds it.
+    const dir = mkdtempSync(join(work, 'sse-'));
+    for (const name of ['client.js', 'tachyon-client-sse.min.js'])
+      writeFileSync(join(dir, name.replace(/\.js$/, '.mjs')), await (await fetch(`${running.url}/tachyon/${name}`)).text());
+    const main = join(dir, 'client.mjs');
+    // Node resolves the import by its exact name: give the .mjs copy that name back.
+    writeFileSync(main, readFileSync(main, 'utf8').replace('./tachyon-client-sse.min.js', './tachyon-client-sse.min.mjs'));
+    const { connect } = (await import(pathToFileURL(main).href)) as typeof import('@tachyon/client');
+    const live = connect(`ws://127.0.0.1:${running.port}/live`, { transports: ['sse'] });
+    try {
+      await live.ready;
+      assert.equal(await live.request('add', { a: 1, b: 2 }), 3);
     } finally {
       live.close();
     }

@@ -1,0 +1,126 @@
+// Retried requests, run once (docs/realtime.md, "Retried requests"). A client event frame with
+// a `key` (the idempotency key the client keeps across reconnects: `live.request(event, data,
+// { retries })`) runs its handler once per key within the route's window; a resend of the same
+// key gets the first outcome, or waits for it while the handler still runs. Keys live in one
+// Map per route, in arrival order, so the expired ones are always at its front (bounded memory:
+// at most `keys` entries, the oldest dropped first).
+import type { Logger } from '../core/logger.ts';
+import { errorFrame } from './protocol.ts';
+import type { Socket } from './socket.ts';
+
+export interface IdempotencyOptions {
+  /** Milliseconds a key is remembered after its first frame arrived (default 60 000). */
+  window?: number;
+  /** Most keys remembered per route; past it the oldest is forgotten (default 10 000). */
+  keys?: number;
+}
+
+export interface CompiledIdempotency {
+  window: number;
+  keys: number;
+}
+
+/** Sends a protocol answer to a socket (control.ts's `answer`: corked when `async`, nothing once closed). */
+export type Answer = (s: Socket<any>, text: string, async: boolean) => void;
+
+// Printable ASCII without quotes and backslashes, like event names: the client's keys are
+// `<4 random uint32s joined by ->.<ref>`, about 50 characters.
+const KEY = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
+/** Resends of one key that may wait for its handler at once (more are refused: a flood, not a reconnect). */
+const MAX_WAITING = 16;
+
+interface Run {
+  /** Arrival of the first frame (ms). */
+  at: number;
+  /** The ref the outcome frame carries (the first frame's). */
+  ref: number;
+  /** The answer frame once the handler settled. */
+  text: string | undefined;
+  /** Resends waiting for it: socket and ref. */
+  waiting: [Socket<any>, number][];
+}
+
+export function checkIdempotency(o: IdempotencyOptions | undefined, fail: (msg: string) => never): CompiledIdempotency {
+  if (o !== undefined && (typeof o !== 'object' || o === null)) fail('idempotency must be { window?, keys? }');
+  const window = o?.window ?? 60_000;
+  const keys = o?.keys ?? 10_000;
+  if (!Number.isInteger(window) || window < 1 || window > 86_400_000) fail('idempotency.window must be an integer from 1 to 86400000 ms');
+  if (!Number.isInteger(keys) || keys < 1 || keys > 1_000_000) fail('idempotency.keys must be an integer from 1 to 1000000');
+  return { window, keys };
+}
+
+/**
+ * The answer for another ref: every frame runEvent answers with (replyFrame, errorFrame) has
+ * `"ref":N` as its second member, before any data, so the first match is the envelope's own.
+ */
+const withRef = (text: string, from: number, to: number) => (from === to ? text : text.replace(`"ref":${from}`, `"ref":${to}`));
+
+export class OnceWindow {
+  private readonly runs = new Map<string, Run>();
+  private readonly options: CompiledIdempotency;
+  private readonly answer: Answer;
+  private readonly log: Logger;
+
+  constructor(options: CompiledIdempotency, answer: Answer, log: Logger) {
+    this.options = options;
+    this.answer = answer;
+    this.log = log;
+  }
+
+  /** Keys remembered now (tests, metrics). */
+  get size(): number {
+    return this.runs.size;
+  }
+
+  /**
+   * One keyed event frame: `run` is the event's handling, answering through the `Answer` it is
+   * given; it is called for a new key only.
+   */
+  handle(s: Socket<any>, key: unknown, ref: number | undefined, run: (to: Answer) => void): void {
+    if (typeof key !== 'string' || !KEY.test(key) || ref === undefined) {
+      this.log.warn(
+        { ip: s.ip, key: typeof key === 'string' ? key.slice(0, 140) : typeof key },
+        'websocket event refused: bad idempotency key',
+      );
+      return this.answer(
+        s,
+        errorFrame(ref, 'BAD_FRAME', 'key must be 1-128 printable ASCII characters (no quotes or backslashes), with a ref'),
+        false,
+      );
+    }
+    const now = Date.now();
+    this.sweep(now);
+    let known = this.runs.get(key);
+    // Past the window but not swept yet (a handler still running is ahead of it): a new key.
+    if (known !== undefined && known.text !== undefined && now - known.at >= this.options.window) {
+      this.runs.delete(key);
+      known = undefined;
+    }
+    if (known !== undefined) {
+      if (known.text !== undefined) return this.answer(s, withRef(known.text, known.ref, ref), false);
+      if (known.waiting.length >= MAX_WAITING)
+        return this.answer(s, errorFrame(ref, 'BAD_FRAME', `too many resends of key ${key} in flight`), false);
+      known.waiting.push([s, ref]);
+      return;
+    }
+    if (this.runs.size >= this.options.keys) this.runs.delete(this.runs.keys().next().value!);
+    const entry: Run = { at: now, ref, text: undefined, waiting: [] };
+    this.runs.set(key, entry);
+    run((first, text, async) => {
+      if (entry.text !== undefined) return;
+      entry.text = text;
+      this.answer(first, text, async);
+      // Other sockets: outside their uWS callback, so always corked.
+      for (const [w, r] of entry.waiting) this.answer(w, withRef(text, ref, r), true);
+      entry.waiting = [];
+    });
+  }
+
+  /** Forgets the keys past the window, oldest first; one still running stops the sweep (the bound on keys still holds). */
+  private sweep(now: number): void {
+    for (const [key, run] of this.runs) {
+      if (run.text === undefined || now - run.at < this.options.window) return;
+      this.runs.delete(key);
+    }
+  }
+}
