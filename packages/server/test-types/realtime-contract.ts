@@ -68,6 +68,11 @@ export const contract: WsEventContract<typeof Send, typeof Ack> = null! as Live[
 expectType<Equal<Live['typing']['reply'], unknown>>(true); // no reply schema
 expectType<Equal<keyof Live, 'chat:send' | 'typing' | 'who:am:i' | 'bad'>>(true);
 
+// Events whose only member is a handler with untyped parameters are recorded too (any data).
+const untyped = new App().ws('/u', { events: { say: { handler: (ws, data) => ws.publish('room', 'said', data) } } });
+expectType<Equal<keyof WsRoutesOf<typeof untyped>['/u'], 'say'>>(true);
+expectType<Equal<WsRoutesOf<typeof untyped>['/u']['say']['schema'], unknown>>(true);
+
 // A path only known at run time is not recorded; explicit type arguments keep working.
 declare const somePath: string;
 const dynamic = new App().ws(somePath, { events: { a: { handler: () => 1 } } });

@@ -43,8 +43,10 @@ export interface WsBehavior<Data, E, Rp = {}, Topics = {}> {
   subscribe?(ws: Socket<Data, Topics>, topic: string): boolean | Promise<boolean>;
   /** Client events (`{"type":"event",…}`), by name. */
   // Two mapped types: TypeScript infers `E` from each event's `schema` and `Rp` from its `reply`.
+  // (`handler` in the second: an event whose only member is a handler with untyped parameters
+  // is left out of `E` by inference, as it always was; `Rp` still names it.)
   events?: { [K in keyof E]: WsEvent<Data, E[K], K extends keyof Rp ? Rp[K] : undefined, Topics> } & {
-    [K in keyof Rp]: { reply?: Rp[K] };
+    [K in keyof Rp]: { reply?: Rp[K]; handler?: unknown };
   };
   /** Frames that are not protocol frames: binary, or text not starting with `{"type":"`. The ArrayBuffer is valid only during the call. */
   message?(ws: Socket<Data, Topics>, data: ArrayBuffer, isBinary: boolean): unknown;

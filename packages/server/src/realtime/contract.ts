@@ -15,7 +15,10 @@ export type WithWsRoute<Path extends string, E, Rp> = string extends Path
   ? {}
   : {
       readonly '~ws': {
-        readonly [P in Path]: { readonly [K in keyof E]: WsEventContract<E[K], K extends keyof Rp ? Rp[K] : unknown> };
+        // `keyof Rp` too: it names every event, also those inference leaves out of `E` (behavior.ts).
+        readonly [P in Path]: {
+          readonly [K in keyof E | keyof Rp]: WsEventContract<K extends keyof E ? E[K] : unknown, K extends keyof Rp ? Rp[K] : unknown>;
+        };
       };
     };
 

@@ -123,7 +123,7 @@ test('app.topics() lists the patterns with their events; routes() lists each ws 
 
 test('a ws event whose reply is not a schema fails when declared', () => {
   assert.throws(
-    () => new App().ws('/live', { events: { send: { reply: { ok: true } as never, handler: () => 1 } } }),
+    () => new App().ws('/live', { events: { send: { reply: { ok: true } as unknown as Schema, handler: () => 1 } } }),
     /ws \/live: event send: reply must be a Standard Schema validator \(e\.g\. a Zod schema\), got object/,
   );
 });
