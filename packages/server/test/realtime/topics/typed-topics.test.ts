@@ -10,8 +10,8 @@ import { eventually, start } from '../../helpers.ts';
 
 const Chat = z.object({ text: z.string().min(1) });
 
-test('validate: true refuses an undeclared event and data that does not fit, before anything is sent', async () => {
-  const app = new App().topic('room:*', { events: { chat: Chat, left: z.undefined() }, validate: true });
+/** Starts `app` with a /live route and a client subscribed to room:1, runs `body` with what it hears, closes both. */
+async function withListener(app: App, body: (got: unknown[]) => Promise<void>): Promise<void> {
   app.ws('/live', {});
   const running = await start(app);
   const live = connect(`ws://127.0.0.1:${running.port}/live`);
@@ -19,6 +19,16 @@ test('validate: true refuses an undeclared event and data that does not fit, bef
     const got: unknown[] = [];
     live.subscribe('room:1', (event, data) => got.push([event, data]));
     await live.ping();
+    await body(got);
+  } finally {
+    live.close();
+    await running.close();
+  }
+}
+
+test('validate: true refuses an undeclared event and data that does not fit, before anything is sent', async () => {
+  const app = new App().topic('room:*', { events: { chat: Chat, left: z.undefined() }, validate: true });
+  await withListener(app, async (got) => {
     assert.throws(
       () => app.publish('room:1', 'chat', { text: '' }),
       (err: Error) =>
@@ -34,10 +44,7 @@ test('validate: true refuses an undeclared event and data that does not fit, bef
       ['chat', { text: 'hi' }],
       ['left', undefined],
     ]);
-  } finally {
-    live.close();
-    await running.close();
-  }
+  });
 });
 
 test("validate: true checks a socket's publishes too: the event handler's error reaches the client", async () => {
@@ -64,13 +71,7 @@ test("validate: true checks a socket's publishes too: the event handler's error 
 
 test('without validate, declared events are types only: what is published is sent as it is', async () => {
   const app = new App().topic('room:*', { events: { chat: Chat } });
-  app.ws('/live', {});
-  const running = await start(app);
-  const live = connect(`ws://127.0.0.1:${running.port}/live`);
-  try {
-    const got: unknown[] = [];
-    live.subscribe('room:1', (event, data) => got.push([event, data]));
-    await live.ping();
+  await withListener(app, async (got) => {
     app.publish('room:1', 'chat', { text: '' });
     app.publish('room:1', 'other' as 'chat', 42 as never);
     await eventually(() => got.length === 2);
@@ -78,10 +79,7 @@ test('without validate, declared events are types only: what is published is sen
       ['chat', { text: '' }],
       ['other', 42],
     ]);
-  } finally {
-    live.close();
-    await running.close();
-  }
+  });
 });
 
 test('an asynchronous schema cannot validate a publish: a clear error, not a promise left behind', () => {
