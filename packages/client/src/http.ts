@@ -5,12 +5,7 @@
 
 // ----- what the client reads from the app's type ------------------------------------------------
 
-/** A Standard Schema validator's input type (what the schema accepts), read structurally. */
-type InputOf<S> = S extends { readonly '~standard': { readonly types?: infer T } }
-  ? NonNullable<T> extends { readonly input: infer I }
-    ? I
-    : unknown
-  : unknown;
+import type { InputOf } from './schema-types.ts';
 
 /** The route map an app type carries: `{ '/users/:id': { get: RouteOptions } }`. */
 export type RoutesOf<App> = App extends { readonly '~routes': infer R } ? R : {};

@@ -5,6 +5,7 @@
 
 import type { SseSocket } from './sse.ts';
 import { presenceListener } from './presence.ts';
+import type { LiveFor } from './contract.ts';
 import {
   ClientError,
   type ClientOptions,
@@ -22,6 +23,7 @@ import {
   type WebSocketLike,
 } from './api.ts';
 export * from './api.ts';
+export type { ContractLive, LiveFor, TopicEvents, WsContract } from './contract.ts';
 export { PRESENCE_EVENTS, type PresenceChange, type PresenceMember } from './presence.ts';
 
 interface Pending {
@@ -70,12 +72,13 @@ const NO_WEBSOCKET = '@tachyon/client: no global WebSocket (Node.js < 22): pass 
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
  * `R` maps client → server event names to `{ data; reply }`, `H` the server → client
- * requests this client answers (`handle`) the same way.
+ * requests this client answers (`handle`) the same way. Or, inferred from the server's
+ * type: `connect<WsContract<typeof app, '/live'>>(url)` (contract.ts).
  */
 export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   url: string | URL | (() => string | URL),
   options: ClientOptions = {},
-): Live<E, R, H> {
+): LiveFor<E, R, H> {
   const {
     WebSocket: WS = globalThis.WebSocket as unknown as WebSocketConstructor,
     protocols,
@@ -487,5 +490,5 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       if (status !== 'closed') shutdown(1000, '');
     },
   };
-  return live as Live<any, any, any>;
+  return live as LiveFor<E, R, H>;
 }

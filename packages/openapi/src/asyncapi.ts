@@ -2,7 +2,7 @@
 // (AsyncAPI describes one application): what clients send is a `receive` operation, what
 // the server pushes a `send`. One channel per `app.ws` route (its path), with the route's
 // events, the control frames of docs/protocol.md and the server's event envelopes.
-import type { RouteInfo, Schema, WsRouteInfo } from '@tachyon/server';
+import type { ResolvedTopicOptions, RouteInfo, Schema, WsRouteInfo } from '@tachyon/server';
 import { checkAsyncApiOptions, type AsyncApiOptions, type TopicEvents } from './options.ts';
 import { routesOf, warnerOf, type RouteSource } from './openapi.ts';
 import { isNoValue, SchemaConverter, type JsonSchema } from './schema.ts';
@@ -116,7 +116,7 @@ const ANSWERS: Record<string, string[]> = {
 /** The AsyncAPI 3.0 document of the WebSocket routes of `source` (an app, or `app.routes()`). */
 export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions): AsyncApiDocument {
   checkAsyncApiOptions(options);
-  const topics = options.topics;
+  const topics = { ...declaredTopics(source), ...options.topics };
   const warn = warnerOf(source, options.onWarning);
   const schemas = new SchemaConverter(warn, 'draft-07');
   const channels: Record<string, unknown> = {};
@@ -147,9 +147,8 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
         properties: { type: { const: 'event' }, event: { const: event.name }, data, ref: REF },
         required: ['type', 'event', ...(data === ANY || isNoValue(data) ? [] : ['data'])],
       });
-      // An event's reply schema (`reply`, when the server's WsEvent declares one) types its answer.
-      const replySchema = (event as { reply?: Schema }).reply;
-      const replyData = replySchema === undefined ? ANY : schemas.convert(replySchema, 'output', `${where} reply`);
+      // An event's reply schema (`reply` on the server's WsEvent) types its answer.
+      const replyData = event.reply === undefined ? ANY : schemas.convert(event.reply, 'output', `${where} reply`);
       const replied = message(
         `${key}_reply`,
         `${event.name} reply`,
@@ -213,7 +212,16 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
   return doc;
 }
 
-/** Typed topic events (the extension point for `app.topic()`), each its own message. */
+/** The events of the app's `app.topic()` patterns that declare some (none from an `app.routes()` array). */
+function declaredTopics(source: RouteSource): TopicEvents {
+  const app = source as { topics?: () => readonly ResolvedTopicOptions[] };
+  if (Array.isArray(source) || typeof app.topics !== 'function') return {};
+  const out: Record<string, { events: Readonly<Record<string, Schema>> }> = {};
+  for (const t of app.topics()) if (t.events !== null) out[t.pattern] = { events: t.events };
+  return out;
+}
+
+/** Typed topic events (the app's `app.topic()` events and the `topics` option), each its own message. */
 function topicMessages(
   topics: TopicEvents | undefined,
   schemas: SchemaConverter,

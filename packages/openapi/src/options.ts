@@ -56,9 +56,10 @@ export interface AsyncApiOptions {
   /** Servers by name (`{ production: { host: 'api.example.com', protocol: 'wss' } }`). Default: none. */
   servers?: Record<string, { host: string; protocol: string; pathname?: string; description?: string }>;
   /**
-   * What topics carry, by topic pattern: `{ 'room:*': { events: { chat: ChatSchema } } }`
-   * (the shape of the coming `app.topic()` declarations). Without it, server → client events
-   * are documented with the generic event envelope.
+   * What topics carry, by topic pattern: `{ 'room:*': { events: { chat: ChatSchema } } }`.
+   * The app's own `app.topic(pattern, { events })` declarations are read without it; this adds
+   * patterns, or replaces a declared pattern's events. Topics without either are documented
+   * with the generic event envelope.
    */
   topics?: TopicEvents;
   /** Where warnings go. Default: the app's logger, at warn. */
@@ -167,12 +168,6 @@ export function checkAsyncApiOptions(options: unknown, where = 'asyncapi()', wit
     for (const [name, s] of Object.entries(o.servers))
       if (!isObject(s) || typeof s.host !== 'string' || typeof s.protocol !== 'string')
         fail(where, `servers.${name} must be { host, protocol, pathname?, description? }`);
-  }
-  if (o.topics !== undefined) {
-    if (!isObject(o.topics)) fail(where, "topics must be an object: { 'room:*': { events: { name: schema } } }");
-    for (const [pattern, t] of Object.entries(o.topics))
-      if (!isObject(t) || !isObject(t.events) || !Object.values(t.events).every((s) => isObject(s) && '~standard' in s))
-        fail(where, `topics[${JSON.stringify(pattern)}] must be { events: { name: Standard Schema } }`);
   }
   if (o.topics !== undefined) {
     if (!isObject(o.topics)) fail(where, "topics must be an object: { 'room:*': { events: { name: schema } } }");

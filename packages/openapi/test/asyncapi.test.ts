@@ -92,6 +92,44 @@ test('typed topic events (the app.topic() extension point) and named schemas as 
   assert.deepEqual(doc.channels.root.messages.topic_room_chat.payload.properties.data, { $ref: '#/components/schemas/ChatMessageOutput' });
 });
 
+test("the app's own declarations: app.topic() events and each ws event's reply schema, without options", async () => {
+  const Chat = z.object({ user: z.string(), text: z.string() });
+  const app = new App({ logger: silentLogger })
+    .topic('room:*', { events: { chat: Chat, left: z.object({ user: z.string() }) } })
+    .topic('plain', { history: { size: 5 } }) // no events: not a typed topic
+    .ws('/live', {
+      events: {
+        send: { schema: Chat, reply: z.object({ ok: z.boolean(), at: z.number().int() }), handler: () => ({ ok: true, at: 1 }) },
+        bare: { handler: () => 1 },
+      },
+    });
+  const warnings: string[] = [];
+  const doc: Doc = generateAsyncApi(app, { info, onWarning: (m) => warnings.push(m) });
+  await assertValidAsyncApi(doc);
+  const messages = doc.channels.live.messages;
+  const reply = messages.event_send_reply.payload.properties.data;
+  assert.deepEqual(reply.properties.ok, { type: 'boolean' });
+  assert.equal(reply.properties.at.type, 'integer');
+  assert.deepEqual(reply.required, ['ok', 'at']);
+  assert.deepEqual(messages.event_bare_reply.payload.properties.data, {}, 'no reply schema: any data');
+  const pushed = doc.operations.live_events.messages.map((m: Doc) => m.$ref.split('/').pop());
+  assert.deepEqual(pushed, ['event', 'topic_room_chat', 'topic_room_left']);
+  assert.deepEqual(messages.topic_room_chat.payload.properties.data.required, ['user', 'text']);
+  // The option adds patterns and replaces a declared pattern's events.
+  const both: Doc = generateAsyncApi(app, {
+    info,
+    topics: { 'room:*': { events: { typing: z.boolean() } }, news: { events: { item: z.string() } } },
+  });
+  await assertValidAsyncApi(both);
+  const names = both.operations.live_events.messages.map((m: Doc) => m.$ref.split('/').pop());
+  assert.deepEqual(names, ['event', 'topic_room_typing', 'topic_news_item']);
+  // From an app.routes() array: the routes' replies, no topics (an array carries none).
+  const fromRoutes: Doc = generateAsyncApi(app.routes(), { info, onWarning: (m) => warnings.push(m) });
+  await assertValidAsyncApi(fromRoutes);
+  assert.deepEqual(fromRoutes.operations.live_events.messages.length, 1);
+  assert.deepEqual(warnings, []);
+});
+
 test('an app without ws routes gives a valid, empty document', async () => {
   const doc: Doc = generateAsyncApi(new App({ logger: silentLogger }), { info });
   await assertValidAsyncApi(doc);

@@ -92,7 +92,18 @@ export type { RequestAllResult } from './realtime/request-all.ts';
 export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
 export type { FallbackOptions } from './realtime/fallback/options.ts';
 export type { WsRateLimit } from './realtime/rate-limit.ts';
-export type { TopicOptions } from './realtime/topics/index.ts';
+export type { TopicOptions, ResolvedTopicOptions } from './realtime/topics/index.ts';
+export type {
+  PublishArgs,
+  TopicEventsFor,
+  TopicPattern,
+  TopicsOf,
+  WithTopic,
+  WithTopicOptions,
+  WithWsRoute,
+  WsEventContract,
+  WsRoutesOf,
+} from './realtime/contract.ts';
 export type {
   HistoryOptions,
   HistoryStore,

@@ -10,7 +10,8 @@ import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
 import type { SocketRequestOptions } from '../realtime/requests.ts';
 import type { RequestAllResult } from '../realtime/request-all.ts';
-import type { TopicOptions } from '../realtime/topics/index.ts';
+import type { ResolvedTopicOptions, TopicOptions } from '../realtime/topics/index.ts';
+import type { PublishArgs, TopicsOf, WithTopicOptions, WithWsRoute } from '../realtime/contract.ts';
 import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from '../core/logger.ts';
@@ -82,7 +83,7 @@ export class App extends Scope<AppHooks> {
   /** Replaced once, by joinCluster(): the cluster's bus is known only then. */
   private hub: WsHub;
   /** app.topic() declarations, in order: joinCluster() declares them again on the cluster's hub. */
-  private readonly topics: [pattern: string, options: TopicOptions][] = [];
+  private readonly topicDecls: [pattern: string, options: TopicOptions][] = [];
   private readonly wsRoutes: WsRouteSpec[] = [];
   /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
   private readonly served: (MountInfo | StaticInfo)[] = [];
@@ -134,7 +135,7 @@ export class App extends Scope<AppHooks> {
     // the app's or the primary's relay (then a store those servers share too: redisHistory).
     if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
     // Declared again on the cluster's bus, with its checks: a throw leaves the app as it was.
-    for (const [pattern, options] of this.topics) this.declareTopic(hub, pattern, options);
+    for (const [pattern, options] of this.topicDecls) this.declareTopic(hub, pattern, options);
     this.member = member;
     this._settings = Object.freeze({ ...this._settings, logger });
     this.hub = hub;
@@ -224,14 +225,17 @@ export class App extends Scope<AppHooks> {
    * A WebSocket route with Tachyon's protocol (docs/protocol.md): pub/sub topics, typed
    * events with replies, raw messages. See docs/realtime.md.
    */
-  ws<Data = undefined, E = {}>(path: string, behavior: WsBehavior<Data, E>): this {
+  ws<Data = undefined, E = {}, Rp = {}, const Path extends string = string>(
+    path: Path,
+    behavior: WsBehavior<Data, E, Rp, TopicsOf<this>>,
+  ): this & WithWsRoute<Path, E, Rp> {
     this._checkOpen('app.ws()');
     const pattern = parsePattern(path);
     checkWsBehavior(path, behavior);
     const spec: WsRouteSpec = { pattern, behavior };
     for (const listener of this._routeListeners) listener(wsInfo(spec), behavior, undefined);
     this.wsRoutes.push(spec);
-    return this;
+    return this as this & WithWsRoute<Path, E, Rp>;
   }
 
   /** A mount or static directory: listed by routes(), heard by onRoute. */
@@ -243,13 +247,19 @@ export class App extends Scope<AppHooks> {
   /**
    * Declares options for the topics `pattern` matches (`*` stands for any run of characters):
    * `history` keeps what is published for clients that reconnect, `presence` tracks who is
-   * subscribed. Call before listen(). See docs/realtime.md, "Topic options".
+   * subscribed, `events` declares what they carry (typed publishes and clients). Call before
+   * listen(). See docs/realtime.md, "Topic options".
    */
-  topic(pattern: string, options: TopicOptions): this {
+  topic<const P extends string, const O extends TopicOptions>(pattern: P, options: O): this & WithTopicOptions<P, O> {
     if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
     this.declareTopic(this.hub, pattern, options);
-    this.topics.push([pattern, options]);
-    return this;
+    this.topicDecls.push([pattern, options]);
+    return this as this & WithTopicOptions<P, O>;
+  }
+
+  /** The topic patterns declared with `app.topic()`, in order, with their options as checked (AsyncAPI generators read `events`). */
+  topics(): readonly ResolvedTopicOptions[] {
+    return this.hub.topics.list();
   }
 
   private declareTopic(hub: WsHub, pattern: string, options: TopicOptions): void {
@@ -268,7 +278,11 @@ export class App extends Scope<AppHooks> {
     return tracker.members(topic) as PresenceMember<Data>[];
   }
 
-  /** Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data is serialized once. */
+  /**
+   * Publishes `{"topic","event","data"}` to every subscriber of `topic` (fan-out in C++). Data
+   * is serialized once. On a topic declared with `events` the event and data are type-checked.
+   */
+  publish<T extends string>(topic: T, ...args: PublishArgs<TopicsOf<this>, T, PublishOptions>): boolean;
   publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
     return this.hub.publish(topic, event, data, options);
   }
@@ -530,7 +544,11 @@ function wsInfo(r: WsRouteSpec): WsRouteInfo {
     path: r.pattern.path,
     events: Object.freeze(
       Object.entries(r.behavior.events ?? {}).map(([name, def]) =>
-        Object.freeze(def.schema === undefined ? { name } : { name, schema: def.schema as Schema }),
+        Object.freeze({
+          name,
+          ...(def.schema !== undefined && { schema: def.schema as Schema }),
+          ...(def.reply !== undefined && { reply: def.reply as Schema }),
+        }),
       ),
     ),
   });

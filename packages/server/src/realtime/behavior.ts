@@ -12,14 +12,26 @@ import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
 import { checkFallback, type FallbackOptions } from './fallback/options.ts';
 import { checkIdempotency, type CompiledIdempotency, type IdempotencyOptions } from './once.ts';
 
-export interface WsEvent<Data, S> {
+export interface WsEvent<Data, S, R = undefined, Topics = {}> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
   schema?: S;
+  /**
+   * The reply's schema: types what the handler returns (a wrong shape fails to compile) and
+   * documents it (AsyncAPI, the typed client's `request()`). Not validated at run time.
+   */
+  reply?: R;
   /** Its return value (or resolved promise) is the reply to a request that carried a `ref`. */
-  handler(ws: Socket<Data>, data: S extends Schema ? Infer<S> : unknown): unknown;
+  handler(
+    ws: Socket<Data, Topics>,
+    data: S extends Schema ? Infer<S> : unknown,
+  ): R extends Schema ? Infer<R> | PromiseLike<Infer<R>> : unknown;
 }
 
-export interface WsBehavior<Data, E> {
+/**
+ * A ws route's behavior. `E` maps event names to their data schemas and `Rp` to their reply
+ * schemas (both inferred from `events`); `Topics` are the app's typed topics, for `ws.publish`.
+ */
+export interface WsBehavior<Data, E, Rp = {}, Topics = {}> {
   /**
    * Decides the upgrade from the HTTP request (headers, cookies, query, ip): return the
    * socket's data, `false` for 401, or throw an HttpError. May be async.
@@ -27,16 +39,21 @@ export interface WsBehavior<Data, E> {
   upgrade?: (req: Request) => Data | false | Promise<Data | false>;
   /** Browser origins allowed to connect: '*', a list, or a predicate. Default: same origin as Host. */
   allowedOrigins?: '*' | string[] | ((origin: string, req: Request) => boolean);
-  open?(ws: Socket<Data>): unknown;
+  open?(ws: Socket<Data, Topics>): unknown;
   /** Authorizes subscriptions asked for by the client. Default: every valid, non-reserved topic. */
-  subscribe?(ws: Socket<Data>, topic: string): boolean | Promise<boolean>;
+  subscribe?(ws: Socket<Data, Topics>, topic: string): boolean | Promise<boolean>;
   /** Client events (`{"type":"event",…}`), by name. */
-  events?: { [K in keyof E]: WsEvent<Data, E[K]> };
+  // Two mapped types: TypeScript infers `E` from each event's `schema` and `Rp` from its `reply`.
+  // (`handler` in the second: an event whose only member is a handler with untyped parameters
+  // is left out of `E` by inference, as it always was; `Rp` still names it.)
+  events?: { [K in keyof E]: WsEvent<Data, E[K], K extends keyof Rp ? Rp[K] : undefined, Topics> } & {
+    [K in keyof Rp]: { reply?: Rp[K]; handler?: unknown };
+  };
   /** Frames that are not protocol frames: binary, or text not starting with `{"type":"`. The ArrayBuffer is valid only during the call. */
-  message?(ws: Socket<Data>, data: ArrayBuffer, isBinary: boolean): unknown;
+  message?(ws: Socket<Data, Topics>, data: ArrayBuffer, isBinary: boolean): unknown;
   /** The socket's send buffer drained below maxBackpressure. */
-  drain?(ws: Socket<Data>): unknown;
-  close?(ws: Socket<Data>, code: number, reason: string): unknown;
+  drain?(ws: Socket<Data, Topics>): unknown;
+  close?(ws: Socket<Data, Topics>, code: number, reason: string): unknown;
   /** Largest message in bytes; larger ones close the socket with 1009. Default 64 KiB. */
   maxPayloadLength?: number;
   /** Seconds without traffic before the socket is closed (0 disables, else 8–960). Default 120. */
@@ -107,7 +124,7 @@ const WS_KEYS = Object.keys({
   fallback: true,
   idempotency: true,
 } satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
-const EVENT_KEYS = Object.keys({ schema: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
+const EVENT_KEYS = Object.keys({ schema: true, reply: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
 
 export interface WsRouteSpec {
   pattern: Pattern;
@@ -169,11 +186,13 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     // `data:` for `schema:` would otherwise let unvalidated data reach the handler.
     checkKnownKeys(`ws ${path}: event ${name}`, def as object, EVENT_KEYS);
     if (typeof (def as WsEvent<unknown, unknown>).handler !== 'function') fail(`event ${name} needs a handler`);
-    const schema = (def as WsEvent<unknown, unknown>).schema;
-    if (schema !== undefined && !isSchema(schema))
-      fail(
-        `event ${name}: schema must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`,
-      );
+    for (const key of ['schema', 'reply'] as const) {
+      const schema = (def as WsEvent<unknown, unknown, unknown>)[key];
+      if (schema !== undefined && !isSchema(schema))
+        fail(
+          `event ${name}: ${key} must be a Standard Schema validator (e.g. a Zod schema), got ${schema === null ? 'null' : typeof schema}`,
+        );
+    }
   }
   return {
     maxPayloadLength,

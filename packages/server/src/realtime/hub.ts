@@ -18,6 +18,7 @@ import { SubscriberIndex } from './subscriber-index.ts';
 import { requestTimeout, type SocketRequestOptions } from './requests.ts';
 import { requestAll, type RequestAllResult } from './request-all.ts';
 import { SseTopics } from './fallback/topics.ts';
+import { checkPublished } from './topics/validate.ts';
 
 export interface PublishOptions {
   /**
@@ -80,7 +81,17 @@ export class WsHub {
         `topic ${pattern}: history with a bus (cluster(), Redis, NATS) needs a store all processes share, e.g. history: { size, store: redisHistory({ url }) } from @tachyon/redis (docs/history.md)`,
       );
     }
-    return this.topics.define(pattern, options);
+    const declared = this.topics.define(pattern, options);
+    if (declared.validate) this.validating = true;
+    return declared;
+  }
+
+  /** True once a topic declared `validate: true`: only then do publishes pay for checkPublish. @internal */
+  validating = false;
+
+  /** Throws when a publish does not fit its topic's `events` (topics/validate.ts). @internal */
+  checkPublish(topic: string, event: string, data: unknown): void {
+    checkPublished(this.topics.lookup(topic), topic, event, data);
   }
 
   /** The history options of `topic`, or null: one cached lookup, or a field check when no pattern was declared. @internal */
@@ -305,6 +316,7 @@ export class WsHub {
   publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
     assertTopic(topic);
     assertEventName(event);
+    if (this.validating) this.checkPublish(topic, event, data);
     const volatile = options?.volatile === true;
     const h = this.historyOf(topic);
     if (h !== null && volatile)

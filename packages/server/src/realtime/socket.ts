@@ -8,6 +8,7 @@ import type { HistoryRequest } from './history/store.ts';
 import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, settleReply, type SocketRequestOptions } from './requests.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SseTopics } from './fallback/topics.ts';
+import type { PublishArgs } from './contract.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -24,6 +25,10 @@ export interface SocketHub {
   socketPublished(topic: string, message: string, isBinary: boolean): void;
   subscribed(s: Socket<any>, topic: string): void;
   unsubscribed(s: Socket<any>, topic: string): void;
+  /** True once a topic declared `validate: true`: publishes then pass checkPublish (topics/validate.ts). */
+  readonly validating: boolean;
+  /** Throws when `data` does not fit the event's schema on a validated topic. */
+  checkPublish(topic: string, event: string, data: unknown): void;
   /** History options of `topic`, or null (hub.ts). */
   historyOf(topic: string): Readonly<HistoryOptions> | null;
   /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
@@ -78,7 +83,8 @@ export interface SendOptions {
 /** Socket ids: unique within the process, never reused. */
 let lastId = 0;
 
-export class Socket<Data = unknown> {
+/** A socket; `Topics` are the app's typed topics (`app.topic` with `events`), which type `publish`. */
+export class Socket<Data = unknown, Topics = {}> {
   /** A number unique to this socket within this process (app.requestAll names sockets "<worker>:<id>" with it). */
   readonly id: number;
   /** What the route's `upgrade` returned. */
@@ -208,13 +214,18 @@ export class Socket<Data = unknown> {
     return ws === null ? [] : ws.getTopics();
   }
 
-  /** Publishes to a topic's subscribers except this socket. */
+  /**
+   * Publishes to a topic's subscribers except this socket. On a topic declared with `events`
+   * (app.topic) the event and its data are type-checked, and validated when it has `validate`.
+   */
+  publish<T extends string>(topic: T, ...args: PublishArgs<Topics, T>): boolean;
   publish(topic: string, event: string, data?: unknown): boolean {
     assertTopic(topic);
     assertEventName(event);
     const ws = this.live();
     if (ws === null) return false;
     const policy = this._policy;
+    if (policy.hub.validating) policy.hub.checkPublish(topic, event, data);
     const h = policy.hub.historyOf(topic);
     if (h !== null) return policy.hub.publishHistory(topic, event, encodeData(data), h, this);
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces

@@ -56,7 +56,8 @@ export interface HttpRouteInfo {
 export interface WsRouteInfo {
   readonly kind: 'ws';
   readonly path: string;
-  readonly events: readonly { readonly name: string; readonly schema?: Schema }[];
+  /** Its events: the data schema (`schema`) and the reply schema (`reply`) each declares. */
+  readonly events: readonly { readonly name: string; readonly schema?: Schema; readonly reply?: Schema }[];
 }
 
 /** A web-standard fetch handler mounted under `prefix` (`app.mount`): every method, every path below. */
