@@ -11,6 +11,8 @@ import { BOUNDS, bucketOf } from './latency.ts';
 
 /** A remote reader keeps this worker active this long after its last snapshot (ms). */
 const REMOTE_KEEPALIVE = 5000;
+/** Other methods are tallied as OTHER: a client must not be able to mint rows. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Topics and sockets listed per worker, most subscribed first / oldest first. */
 export const LIST_LIMIT = 50;
 
@@ -52,7 +54,10 @@ export class Collector {
   private local = 0;
   private remoteUntil = 0;
   private activeNow = false;
-  private readonly routes = new Map<string, RouteTally>();
+  /** Route pattern → method → tally: two lookups per request, no key string built. */
+  private readonly routes = new Map<string, Map<string, RouteTally>>();
+  /** The same tallies by `METHOD route`, for snapshots. */
+  private readonly tallies = new Map<string, RouteTally>();
   private readonly closes: Record<string, number> = {};
   private eld: ReturnType<typeof monitorEventLoopDelay> | null = null;
   ws: WebSocketCounters | null = null;
@@ -119,9 +124,15 @@ export class Collector {
   };
 
   private record(req: Request, res: Response, start: number): void {
-    const key = `${req.method} ${req.route}`;
-    let t = this.routes.get(key);
-    if (t === undefined) this.routes.set(key, (t = { count: 0, errors: 0, buckets: new Array(BOUNDS.length + 1).fill(0) }));
+    let byMethod = this.routes.get(req.route);
+    if (byMethod === undefined) this.routes.set(req.route, (byMethod = new Map()));
+    const method = METHODS.has(req.method) ? req.method : 'OTHER';
+    let t = byMethod.get(method);
+    if (t === undefined) {
+      t = { count: 0, errors: 0, buckets: new Array(BOUNDS.length + 1).fill(0) };
+      byMethod.set(method, t);
+      this.tallies.set(`${method} ${req.route}`, t);
+    }
     t.count++;
     if (res.statusCode >= 500) t.errors++;
     t.buckets[bucketOf(performance.now() - start)]!++;
@@ -172,7 +183,7 @@ export class Collector {
         slowClosed: w?.slowClosed ?? 0,
       },
       closes: { ...this.closes },
-      routes: Object.fromEntries(this.routes),
+      routes: Object.fromEntries(this.tallies),
       topics,
       topicCount: counts.size,
       sockets,

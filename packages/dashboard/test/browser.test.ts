@@ -75,8 +75,12 @@ test('the page loads from the app alone, its numbers and charts move under load,
       assert.ok(Number((await page.locator('#ws-in').textContent())?.replace(/,/g, '')) > 0);
       assert.equal(await page.locator('#workers tbody tr').count(), 1);
       assert.equal(await page.locator('.uplot canvas').count(), 3);
-      if (process.env.TACHYON_DASHBOARD_SCREENSHOT)
-        await page.screenshot({ path: process.env.TACHYON_DASHBOARD_SCREENSHOT, fullPage: true });
+      const shot = process.env.TACHYON_DASHBOARD_SCREENSHOT;
+      if (shot) {
+        // A few more seconds of load, for charts worth looking at.
+        await page.waitForFunction(() => Number(document.body.dataset.updates) >= 16, undefined, { timeout: 30_000 });
+        await page.screenshot({ path: shot, fullPage: true });
+      }
     } finally {
       loading = false;
       await load;

@@ -133,6 +133,7 @@ describe('live numbers', () => {
           user.ws.send(JSON.stringify({ type: 'event', event: 'ping', ref: i + 2 }));
         }
         await (await fetch(`${s.base}/boom`)).text();
+        await (await fetch(`${s.base}/hello`, { method: 'PROPFIND' })).text(); // a method a client made up
       };
       await load();
       const moving = page.messages.length;
@@ -149,6 +150,8 @@ describe('live numbers', () => {
       assert.ok(users.p50 > 0 && users.p50 <= users.p90 && users.p90 <= users.p99, JSON.stringify(users));
       assert.equal(view.routes.find((r) => r.route === 'GET /boom')?.errors, 1);
       assert.ok(!view.routes.some((r) => r.route.includes('_tachyon')), 'the dashboard does not count itself');
+      assert.ok(!view.routes.some((r) => r.route.startsWith('PROPFIND')), 'unknown methods mint no rows');
+      assert.ok(view.routes.some((r) => r.route.startsWith('OTHER ')), JSON.stringify(view.routes));
       assert.equal(view.connections, 2);
       const room = view.topics.find((t) => t.topic === 'room:1');
       assert.deepEqual(room, { topic: 'room:1', subscribers: 1, presence: 1, history: 2 });
