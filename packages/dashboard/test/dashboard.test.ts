@@ -151,7 +151,10 @@ describe('live numbers', () => {
       assert.equal(view.routes.find((r) => r.route === 'GET /boom')?.errors, 1);
       assert.ok(!view.routes.some((r) => r.route.includes('_tachyon')), 'the dashboard does not count itself');
       assert.ok(!view.routes.some((r) => r.route.startsWith('PROPFIND')), 'unknown methods mint no rows');
-      assert.ok(view.routes.some((r) => r.route.startsWith('OTHER ')), JSON.stringify(view.routes));
+      assert.ok(
+        view.routes.some((r) => r.route.startsWith('OTHER ')),
+        JSON.stringify(view.routes),
+      );
       assert.equal(view.connections, 2);
       const room = view.topics.find((t) => t.topic === 'room:1');
       assert.deepEqual(room, { topic: 'room:1', subscribers: 1, presence: 1, history: 2 });
