@@ -23,8 +23,10 @@ run('tsc', [
   'packages/nats',
   'packages/openapi',
   'packages/otel',
+  'packages/dashboard',
 ]);
 run(process.execPath, ['packages/client/scripts/bundle.mjs']);
+run(process.execPath, ['packages/dashboard/scripts/vendor.mjs']);
 run('tsc', ['-p', 'packages/server/test-types']);
 run('tsc', ['-p', 'packages/client/test-types']);
 run('tsc', ['-p', 'packages/sveltekit/test-types']);
@@ -32,6 +34,7 @@ run('tsc', ['-p', 'packages/redis/test-types']);
 run('tsc', ['-p', 'packages/nats/test-types']);
 run('tsc', ['-p', 'packages/openapi/test-types']);
 run('tsc', ['-p', 'packages/otel/test-types']);
+run('tsc', ['-p', 'packages/dashboard/test-types']);
 run('tsc', ['-p', 'examples/typing-race']);
 run('tsc', ['-p', 'examples/api-key-auth']);
 // Every test app without a logger would print its `listening on …` line (docs/logging.md):

@@ -88,6 +88,7 @@ export { createStatic, lookupMime, type StaticFiles, type StaticOptions } from '
 export { Socket, type SendResult, type SendOptions } from './realtime/socket.ts';
 export { SocketRequestError, type SocketRequestErrorCode, type SocketRequestOptions } from './realtime/requests.ts';
 export type { PublishOptions } from './realtime/hub.ts';
+export type { TopicStats } from './realtime/topic-stats.ts';
 export type { RequestAllResult } from './realtime/request-all.ts';
 export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
 export type { FallbackOptions } from './realtime/fallback/options.ts';

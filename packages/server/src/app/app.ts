@@ -8,6 +8,8 @@ import { resolveStaticOptions } from '../serving/static/options.ts';
 import { clientLazyPaths, clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
 import type { CompressionOptions } from '../http/compression.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
+import { topicStats, type TopicStats } from '../realtime/topic-stats.ts';
+import type { Socket } from '../realtime/socket.ts';
 import type { SocketRequestOptions } from '../realtime/requests.ts';
 import type { RequestAllResult } from '../realtime/request-all.ts';
 import type { ResolvedTopicOptions, TopicOptions } from '../realtime/topics/index.ts';
@@ -310,6 +312,21 @@ export class App extends Scope<AppHooks> {
   /** Number of sockets subscribed to `topic` in this app (this worker; `app.cluster.subscribers` for all). */
   subscribers(topic: string): number {
     return this.hub.subscribers(topic);
+  }
+
+  /**
+   * This app's open sockets (this worker), for tools that look inside a running app (a
+   * dashboard, an admin command). A live view: don't close sockets while iterating it, copy it first.
+   */
+  sockets(): IterableIterator<Socket<any>> {
+    return this.hub.openSockets();
+  }
+
+  /** Subscribers, presence members and kept history messages of one topic (docs/realtime.md, "Looking inside"). */
+  topicStats(topic: string): Promise<TopicStats> {
+    if (typeof topic !== 'string' || topic === '')
+      return Promise.reject(new TypeError('app.topicStats(topic): topic must be a non-empty string'));
+    return topicStats(this.hub, topic, this._settings.logger);
   }
 
   /** Open WebSocket connections to this app (this worker; `app.cluster.connections` for all). */

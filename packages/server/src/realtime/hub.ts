@@ -391,6 +391,11 @@ export class WsHub {
     if (this.batches !== null && this.batches.size > 0) this.flushAll();
   }
 
+  /** This process's open sockets (app.sockets()): a live view, read-only. */
+  openSockets(): IterableIterator<Socket<any>> {
+    return this.sockets.values();
+  }
+
   /** Subscribers of `topic` in this process only (app.subscribers). */
   subscribers(topic: string): number {
     if (this.uws === null) return 0;

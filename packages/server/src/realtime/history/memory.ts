@@ -81,6 +81,11 @@ class TopicLog {
     }
   }
 
+  /** Messages kept now. */
+  get kept(): number {
+    return this.count;
+  }
+
   /** Offset of the oldest kept message (latest + 1 when none is kept). */
   get oldest(): number {
     return this.latest - this.count + 1;
@@ -140,6 +145,14 @@ export class MemoryHistoryStore implements HistoryStore {
       this.logs.delete(topic);
       this.forgotten++;
     }
+  }
+
+  /** Messages kept for `topic` now (those past their ttl dropped first). */
+  kept(topic: string, options: Readonly<HistoryOptions>): number {
+    const log = this.logs.get(topic);
+    if (log === undefined) return 0;
+    log.expire(options.ttl, Date.now());
+    return log.kept;
   }
 
   read(topic: string, request: HistoryRequest, options: Readonly<HistoryOptions>): HistoryRead {

@@ -37,6 +37,8 @@ export interface HistoryStore {
   append(topic: string, event: string, json: string | undefined, options: Readonly<HistoryOptions>): Appended | Promise<Appended>;
   /** Reads for a subscribe. Without since or last: the current position only. */
   read(topic: string, request: HistoryRequest, options: Readonly<HistoryOptions>): HistoryRead | Promise<HistoryRead>;
+  /** Optional: how many messages are kept for `topic` now (the dashboard shows it; stores that cannot tell omit it). */
+  kept?(topic: string, options: Readonly<HistoryOptions>): number | Promise<number>;
   /** True when every server of the app sees the same history (a store on a server): required with a bus. */
   readonly shared: boolean;
   /** Called when the app closes. */
