@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
-import { sleep } from '../helpers.ts';
+import { App } from '../../src/index.ts';
+import { eventually, rawWebSocket, sleep } from '../helpers.ts';
 
 const SERVER = fileURLToPath(new URL('./shutdown-server.ts', import.meta.url));
 const TIMEOUT = 3000; // the server's shutdown timeout
@@ -153,11 +154,21 @@ async function scenario(mode: 'signal' | 'close') {
       big: get(port, '/static/big.bin', { hold: afterBegin }), // a slow reader: backpressure
       upload: upload(port, 256 << 10, afterBegin),
     };
+    const ws = await rawWebSocket(port, '/ws');
+    ws.pause();
+    void afterBegin.then(() => ws.resume());
     await sleep(150);
     shutdownAt = Date.now();
     if (mode === 'signal') server.proc.kill('SIGTERM');
     else server.proc.stdin!.write('close\n');
     begin();
+    const wsClosed = (async () => {
+      while (ws.closeCode() === null && Date.now() - shutdownAt < TIMEOUT + 2000) await sleep(10);
+      const at = Date.now() - shutdownAt;
+      ws.send(8, Buffer.from([0x03, 0xe9])); // the client's half of the close handshake
+      await ws.ended;
+      return at;
+    })();
 
     const r = {
       slow: await inflight.slow,
@@ -170,6 +181,7 @@ async function scenario(mode: 'signal' | 'close') {
       big: await inflight.big,
       upload: await inflight.upload,
     };
+    const wsEnded = await wsClosed;
     const exit = await server.exited;
     stop = true;
     await Promise.all(loops);
@@ -186,6 +198,12 @@ async function scenario(mode: 'signal' | 'close') {
     assert.match(r.upload, /^HTTP\/1\.1 200 OK[\s\S]*\{"bytes":262144\}$/, 'an upload in progress is read to the end and answered');
     for (const k of ['slow', 'streamFinish', 'streamBr', 'web', 'big'] as const)
       assert.ok(r[k].ms < TIMEOUT, `${k} ended within the timeout (${r[k].ms} ms)`);
+    // WebSocket: what was queued under backpressure arrives, then the 1001 close.
+    const binary = ws.frames.filter((f) => f.opcode === 2);
+    assert.equal(binary.length, 384, 'every queued WebSocket message arrives');
+    assert.ok(binary.every((f, i) => f.payload.length === 16 << 10 && f.payload[0] === i % 256));
+    assert.equal(ws.closeCode(), 1001, 'then the close frame says going away');
+    assert.ok(wsEnded < TIMEOUT, `the WebSocket was closed within the timeout (${wsEnded} ms)`);
     // Endless streams end cleanly (a complete chunked body, no reset), long before the timeout.
     for (const k of ['streamEnd', 'sse'] as const) {
       assert.equal(r[k].error, undefined, `${k} ended cleanly`);
@@ -226,4 +244,31 @@ async function scenario(mode: 'signal' | 'close') {
 describe('shutdown under load, every kind of answer in flight', () => {
   test('SIGTERM (listen signals: true)', () => scenario('signal'));
   test('server.close()', () => scenario('close'));
+
+  // With nothing else in flight close() used to resolve at once and close every connection:
+  // a socket's queued messages and its close frame were lost (268 of 384 arrived, no 1001).
+  test('close() with only a WebSocket backlog: it is sent, then 1001, and close() waits for it', async () => {
+    const app = new App();
+    app.ws('/ws', {
+      maxBackpressure: 16 << 20,
+      open(ws) {
+        for (let i = 0; i < 384; i++) ws.sendRaw(new Uint8Array(16 << 10).fill(i));
+      },
+    });
+    const server = await app.listen({ port: 0, host: '127.0.0.1' });
+    const ws = await rawWebSocket(server.port, '/ws');
+    ws.pause();
+    await sleep(100);
+    let closed = false;
+    const closing = server.close({ timeout: 5000 }).then(() => (closed = true));
+    await sleep(200);
+    assert.equal(closed, false, 'close() waits while the socket still has messages queued');
+    ws.resume();
+    await eventually(() => ws.closeCode() !== null, 4000);
+    assert.equal(ws.frames.filter((f) => f.opcode === 2).length, 384, 'every queued message arrives before the close frame');
+    assert.equal(ws.closeCode(), 1001);
+    ws.send(8, Buffer.from([0x03, 0xe9]));
+    await closing;
+    await ws.ended;
+  });
 });

@@ -83,6 +83,14 @@ app.post('/upload', async (req) => {
   }
   return { bytes };
 });
+// A socket sent more than its client reads (the client pauses): 6 MiB, more than the kernel's
+// socket buffers hold, so most of it waits in uWS (backpressure, under maxBackpressure).
+app.ws('/ws', {
+  maxBackpressure: 16 << 20,
+  open(ws) {
+    for (let i = 0; i < 384; i++) ws.sendRaw(new Uint8Array(16 << 10).fill(i));
+  },
+});
 app.static('/static', dir, { memoryThreshold: 1 << 20 });
 
 async function measure() {
