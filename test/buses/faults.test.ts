@@ -89,6 +89,28 @@ const members = async (n: Node, topic: string) =>
     .join();
 const increasing = (xs: number[]) => xs.every((x, i) => i === 0 || x > xs[i - 1]!);
 
+/** Publishes 0, 1, 2… on `topic` every 5 ms until stopped (afterEach stops it too). */
+function publishing(app: App, topic: string) {
+  let n = 0;
+  let stop = false;
+  const loop = (async () => {
+    while (!stop) {
+      app.publish(topic, 'n', n++);
+      await sleep(5);
+    }
+  })();
+  stopAll = () => void (stop = true);
+  return {
+    get n() {
+      return n;
+    },
+    async stop() {
+      stop = true;
+      await loop;
+    },
+  };
+}
+
 interface Case {
   name: string;
   broker: () => Promise<Broker>;
@@ -116,13 +138,20 @@ const cases: Case[] = [
   },
 ];
 
+/** A broker of the case and two servers on it, sharing one history prefix. */
+async function startTwo(c: Case) {
+  const broker = await c.broker();
+  const p = `f${prefix++}:`;
+  const store = () => redisHistory({ url: c.historyOnBroker ? broker.url : historyRedis.url, prefix: p });
+  const a = await startNode(c.bus(broker), store());
+  const b = await startNode(c.bus(broker), store());
+  return { broker, a, b, close: async () => (await Promise.all([a.close(), b.close()]), await broker.dispose()) };
+}
+
 for (const c of cases) {
   describe(`bus faults: ${c.name}`, () => {
     test('SIGKILL mid-traffic, restarted: no crash, 503 while down, bounded outbox, reconnect, presence back, recovery as documented', async () => {
-      const broker = await c.broker();
-      const p = `f${prefix++}:`;
-      const store = () => redisHistory({ url: c.historyOnBroker ? broker.url : historyRedis.url, prefix: p });
-      const [a, b] = [await startNode(c.bus(broker), store()), await startNode(c.bus(broker), store())];
+      const { broker, a, b, close } = await startTwo(c);
       try {
         const sub = await subscriber(b, 'bob', 'room:1');
         const pub = await subscriber(a, 'ann', 'room:1');
@@ -130,15 +159,7 @@ for (const c of cases) {
           async () => (await members(a, 'room:1')) === 'ann,bob' && (await members(b, 'room:1')) === 'ann,bob',
           'presence across servers',
         );
-        let n = 0;
-        let stop = false;
-        const traffic = (async () => {
-          while (!stop) {
-            a.app.publish('room:1', 'n', n++);
-            await sleep(5);
-          }
-        })();
-        stopAll = () => void (stop = true);
+        const traffic = publishing(a.app, 'room:1');
         await waitFor(() => sub.got.length > 50, 'traffic flows');
         const epoch = sub.infos[0]!.epoch;
 
@@ -160,14 +181,13 @@ for (const c of cases) {
         await waitFor(() => a.bus.stats().connected && b.bus.stats().connected, 'both reconnect', 15_000);
         assert.equal(await readyz(a), 200);
         await waitFor(async () => (await members(a, 'room:1')) === 'ann,bob', 'presence back at the next snapshot', 5000);
-        const mark = n;
+        const mark = traffic.n;
         await waitFor(() => sub.got.some((x) => x > mark + 20), 'live traffic reaches the other server again', 15_000);
-        stop = true;
-        await traffic;
+        await traffic.stop();
 
         // Across the outage, live delivery has a gap and never a duplicate or a reorder.
         assert.ok(increasing(sub.got), 'in order, no duplicates');
-        assert.ok(sub.got.length < n, 'what was published during the outage did not arrive live');
+        assert.ok(sub.got.length < traffic.n, 'what was published during the outage did not arrive live');
         assert.ok(
           a.logs.some((l) => /disconnected|connection error/.test(l)),
           'the outage is logged',
@@ -175,7 +195,7 @@ for (const c of cases) {
 
         // What the outage cost the client that stayed connected to b: a block of publishes.
         const seen = new Set(sub.got);
-        const lost = Array.from({ length: n }, (_, i) => i).filter((x) => !seen.has(x) && x > sub.got[0]!);
+        const lost = Array.from({ length: traffic.n }, (_, i) => i).filter((x) => !seen.has(x) && x > sub.got[0]!);
         assert.ok(lost.length > 0, 'publishes made while the bus was down did not reach b live');
 
         // The client reconnects. It resumes from the highest position it saw, which is past the
@@ -205,27 +225,15 @@ for (const c of cases) {
         sub.live.close();
         pub.live.close();
       } finally {
-        await Promise.all([a.close(), b.close()]);
-        await broker.dispose();
+        await close();
       }
     });
 
     test('SIGSTOP for 3 s, then SIGCONT: bounded while frozen, traffic resumes, no crash', async () => {
-      const broker = await c.broker();
-      const p = `g${prefix++}:`;
-      const store = () => redisHistory({ url: c.historyOnBroker ? broker.url : historyRedis.url, prefix: p });
-      const [a, b] = [await startNode(c.bus(broker), store()), await startNode(c.bus(broker), store())];
+      const { broker, a, b, close } = await startTwo(c);
       try {
         const sub = await subscriber(b, 'bob', 'room:2');
-        let n = 0;
-        let stop = false;
-        const traffic = (async () => {
-          while (!stop) {
-            a.app.publish('room:2', 'n', n++);
-            await sleep(5);
-          }
-        })();
-        stopAll = () => void (stop = true);
+        const traffic = publishing(a.app, 'room:2');
         await waitFor(() => sub.got.length > 50, 'traffic flows');
         broker.pause();
         let maxQueued = 0;
@@ -238,16 +246,14 @@ for (const c of cases) {
           broker.resume();
         }
         assert.ok(maxQueued <= LIMITS.maxQueue, `the outbox stayed bounded while frozen (max ${maxQueued})`);
-        const mark = n;
+        const mark = traffic.n;
         await waitFor(() => sub.got.some((x) => x > mark + 20), 'traffic resumes after the freeze', 20_000);
-        stop = true;
-        await traffic;
+        await traffic.stop();
         assert.ok(increasing(sub.got), 'in order, no duplicates');
         assert.equal(await readyz(a), 200);
         sub.live.close();
       } finally {
-        await Promise.all([a.close(), b.close()]);
-        await broker.dispose();
+        await close();
       }
     });
   });
