@@ -75,6 +75,8 @@ export class RedisHistoryStore implements HistoryStore {
   readonly shared = true;
   private readonly client: RedisClientType<any, any, any, any, any>;
   private readonly prefix: string;
+  /** Redis was reached once, or a connection attempt failed: from then on, no waiting while it is away. */
+  private known = false;
 
   constructor(options: RedisHistoryOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('redisHistory(): options must be an object');
@@ -90,8 +92,10 @@ export class RedisHistoryStore implements HistoryStore {
       url,
       socket: { ...options.client?.socket, reconnectStrategy: (n: number) => Math.min(100 * 2 ** Math.min(n, 6), 5000) } as never,
     }) as never;
-    // Errors while reconnecting are retried by node-redis; commands wait in its queue meanwhile.
-    this.client.on('error', () => {});
+    // Errors while reconnecting are retried by node-redis. Commands wait in its queue only
+    // during the first attempt: once Redis is known to be away they fail at once (see script()).
+    this.client.on('error', () => void (this.known = true));
+    this.client.on('ready', () => void (this.known = true));
     this.client.connect().catch(() => {});
   }
 
@@ -105,6 +109,10 @@ export class RedisHistoryStore implements HistoryStore {
    * next publishes overtake it and take smaller offsets. Redis caches the compiled script.
    */
   private script(source: string, keys: string[], args: string[]): Promise<unknown> {
+    // node-redis's offline queue is unbounded, and a publish waiting in it is delivered to
+    // nobody, not even locally: while Redis is away every history publish stalled and piled
+    // up in memory. Failing instead sends the message live without a position (engine.ts).
+    if (this.known && !this.client.isReady) return Promise.reject(new Error('redis history: not connected (reconnecting)'));
     return this.client.sendCommand(['EVAL', source, String(keys.length), ...keys, ...args]);
   }
 

@@ -4,7 +4,7 @@
 // every publish (the same bytes) and hears when a topic gains its first or loses its last
 // local subscriber (bus/bus.ts).
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
-import { publishExcept, trackTopics, type Socket } from './socket.ts';
+import { closeWhenDrained, publishExcept, trackTopics, type Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
@@ -430,7 +430,8 @@ export class WsHub {
     this.flush();
     if (this.sockets.size === 0) return;
     const gone = new Promise<void>((resolve) => this.idle.push(resolve));
-    for (const s of [...this.sockets]) s.close(code, reason);
+    const deadline = Date.now() + timeout;
+    for (const s of [...this.sockets]) closeWhenDrained(s, code, reason, deadline);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       gone.then(() => false),

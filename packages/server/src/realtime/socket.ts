@@ -278,6 +278,19 @@ export function detachSocket(s: Socket<any>): Iterable<string> {
   return s._tracked ?? NO_TOPICS;
 }
 
+/**
+ * Shutdown: closes `s` (a close frame) once what is queued for it has gone out, checking every
+ * 10 ms, or at `deadline` whatever is left. uWS runs the close handler at once on end(), and
+ * the app then closes every connection: a socket ended with bytes still queued lost them and
+ * its close frame, and close() did not wait for it (docs/realtime.md: shutdown waits).
+ */
+export function closeWhenDrained(s: Socket<any>, code: number, reason: string, deadline: number): void {
+  const ws = s.closed ? null : s._ws;
+  if (ws === null) return;
+  if (ws.getBufferedAmount() === 0 || Date.now() >= deadline) s.close(code, reason);
+  else setTimeout(closeWhenDrained, 10, s, code, reason, deadline);
+}
+
 /** The hub starts tracking topics (subscriber-index.ts): `s` keeps its set from now on; returns it. */
 export function trackTopics(s: Socket<any>): Iterable<string> {
   if (s._tracked === null) s._tracked = new Set(s._ws === null ? [] : s._ws.getTopics());

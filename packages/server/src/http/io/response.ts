@@ -265,7 +265,9 @@ export class Response extends ResponseCore {
    * uWS tryEnd instead of chunked encoding, and HEAD answers report it.
    * `shutdown`: what a graceful shutdown does to the stream — `'end'` (default: end it
    * cleanly and abort `req.signal`, for endless streams) or `'finish'` (a finite body, such
-   * as a streamed page: let it finish within the shutdown timeout).
+   * as a streamed page: let it finish within the shutdown timeout). A stream with a `length`
+   * always finishes: its Content-Length is out, so ending it early could only cut it (a
+   * static file streamed from disk was cut mid-download by a graceful shutdown).
    */
   async stream(source: StreamSource, options: { length?: number; shutdown?: 'end' | 'finish' } = {}): Promise<void> {
     if (this._state !== OPEN) {
@@ -279,7 +281,7 @@ export class Response extends ResponseCore {
     const shutdown = options.shutdown;
     if (shutdown !== undefined && shutdown !== 'end' && shutdown !== 'finish')
       throw new TypeError(`stream shutdown must be 'end' or 'finish', got ${String(shutdown)}`);
-    this._finishOnShutdown = shutdown === 'finish';
+    this._finishOnShutdown = shutdown === 'finish' || length !== undefined;
     const c = this._hooks.compression;
     let encoding = c !== null ? this._negotiate(c, undefined) : null;
     if (encoding !== null && !streamCompressionAvailable(c!)) encoding = null; // over maxStreams: identity
