@@ -23,6 +23,7 @@ import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
+import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -70,6 +71,7 @@ export function compileControl(
   log: Logger,
   hub: SocketHub,
   onEvent: readonly WsHooks['onEvent'][] = [],
+  aroundEvent: readonly WsHooks['aroundEvent'][] = [],
 ): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
@@ -123,62 +125,73 @@ export function compileControl(
 
   const presence = compilePresenceRead(b, log, answer, hub);
 
-  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean) => {
-    if (err instanceof ValidationError) return answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
-    if (err instanceof HttpError && err.expose) return answer(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
-    log.error({ err }, 'websocket event handler failed');
-    answer(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
+  /** Answers a failed event (the frames are the same whatever failed); `refused`: an onEvent hook threw or said no. */
+  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean, refused = false): EventOutcome => {
+    const code = refused ? 'REFUSED' : err instanceof ValidationError ? 'VALIDATION' : 'HANDLER_ERROR';
+    if (err instanceof ValidationError) answer(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
+    else if (err instanceof HttpError && err.expose) answer(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
+    else {
+      log.error({ err }, 'websocket event handler failed');
+      answer(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
+    }
+    return { code, error: err };
   };
 
-  const runEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined) => {
+  const reply = (s: Socket<any>, ref: number | undefined, value: unknown, async: boolean): EventOutcome => {
+    if (ref === undefined) return EVENT_OK;
+    let json: string | undefined;
+    try {
+      json = encodeData(value);
+    } catch (err) {
+      return eventError(s, ref, err, async);
+    }
+    answer(s, replyFrame(ref, json), async);
+    return EVENT_OK;
+  };
+
+  /** Validation, the handler, the reply: after the onEvent hooks passed (`async`: they were async). */
+  const handle = (s: Socket<any>, ev: CompiledEvent, data: unknown, ref: number | undefined, async: boolean) => {
+    try {
+      const checked = ev.validate ? ev.validate(data) : data;
+      if (checked instanceof Promise)
+        return checked
+          .then((v) => ev.handler(s, v))
+          .then(
+            (v) => reply(s, ref, v, true),
+            (err) => eventError(s, ref, err, true),
+          );
+      const out = ev.handler(s, checked);
+      if (out instanceof Promise)
+        return out.then(
+          (v) => reply(s, ref, v, true),
+          (err) => eventError(s, ref, err, true),
+        );
+      return reply(s, ref, out, async);
+    } catch (err) {
+      return eventError(s, ref, err, async);
+    }
+  };
+
+  /** One event frame, to its outcome (which only aroundEvent hooks read: event-outcome.ts). */
+  const runEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined): EventOutcome | Promise<EventOutcome> => {
     const ev = typeof name === 'string' ? events.get(name) : undefined;
     if (ev === undefined) {
       log.debug({ event: name }, 'websocket: unknown event');
-      return answer(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
+      answer(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
+      return EVENT_UNKNOWN;
     }
-    const reply = (value: unknown, async: boolean) => {
-      if (ref === undefined) return;
-      let json: string | undefined;
-      try {
-        json = encodeData(value);
-      } catch (err) {
-        return eventError(s, ref, err, async);
-      }
-      answer(s, replyFrame(ref, json), async);
-    };
+    // onEvent hooks first (they may refuse); the rare async one defers the rest.
+    let gate: Promise<void> | undefined;
     try {
-      // onEvent hooks first (they may refuse); the rare async one defers the rest.
-      const gate = onEvent.length === 0 ? undefined : runGate(onEvent, eventRefused, s, name, data);
-      if (gate !== undefined) {
-        gate
-          .then(() => (ev.validate ? ev.validate(data) : data))
-          .then((v) => ev.handler(s, v))
-          .then(
-            (v) => reply(v, true),
-            (err) => eventError(s, ref, err, true),
-          );
-        return;
-      }
-      const checked = ev.validate ? ev.validate(data) : data;
-      if (checked instanceof Promise) {
-        checked
-          .then((v) => Promise.resolve(ev.handler(s, v)))
-          .then(
-            (v) => reply(v, true),
-            (err) => eventError(s, ref, err, true),
-          );
-        return;
-      }
-      const out = ev.handler(s, checked);
-      if (out instanceof Promise)
-        out.then(
-          (v) => reply(v, true),
-          (err) => eventError(s, ref, err, true),
-        );
-      else reply(out, false);
+      gate = onEvent.length === 0 ? undefined : runGate(onEvent, eventRefused, s, name, data);
     } catch (err) {
-      eventError(s, ref, err, false);
+      return eventError(s, ref, err, false, true);
     }
+    if (gate === undefined) return handle(s, ev, data, ref, false);
+    return gate.then(
+      () => handle(s, ev, data, ref, true),
+      (err) => eventError(s, ref, err, true, true),
+    );
   };
 
   return (s, bytes) => {
@@ -213,7 +226,8 @@ export function compileControl(
         return;
       }
       case 'event':
-        return runEvent(s, frame.event, frame.data, ref);
+        if (aroundEvent.length === 0 || typeof frame.event !== 'string') return void runEvent(s, frame.event, frame.data, ref);
+        return void runAroundEvent(aroundEvent, s, frame.event, () => runEvent(s, frame.event, frame.data, ref), log);
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':

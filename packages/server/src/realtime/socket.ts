@@ -8,6 +8,7 @@ import type { HistoryRequest } from './history/store.ts';
 import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, settleReply, type SocketRequestOptions } from './requests.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SseTopics } from './fallback/topics.ts';
+import type { BusMeta } from './bus/index.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -20,8 +21,11 @@ export interface SocketHub {
   readonly tracksTopics: boolean;
   /** Publishes to this process's subscribers only. */
   publishLocal(topic: string, message: string): boolean;
-  /** A socket published (already delivered locally): the bus carries it further. */
-  socketPublished(topic: string, message: string, isBinary: boolean): void;
+  /** A socket published (already delivered locally): the bus carries it further, with the onPublish hooks' metadata. */
+  socketPublished(topic: string, message: string, isBinary: boolean, meta?: BusMeta): void;
+  /** The app's onPublish hooks: when there are any, `publishing` runs them (publish-hooks.ts). */
+  readonly publishHooks: readonly unknown[];
+  publishing(topic: string, event: string, from: Socket<any>, volatile: boolean): BusMeta | undefined;
   subscribed(s: Socket<any>, topic: string): void;
   unsubscribed(s: Socket<any>, topic: string): void;
   /** History options of `topic`, or null (hub.ts). */
@@ -215,13 +219,15 @@ export class Socket<Data = unknown> {
     const ws = this.live();
     if (ws === null) return false;
     const policy = this._policy;
-    const h = policy.hub.historyOf(topic);
-    if (h !== null) return policy.hub.publishHistory(topic, event, encodeData(data), h, this);
+    const hub = policy.hub;
+    const h = hub.historyOf(topic);
+    const meta = hub.publishHooks.length === 0 ? undefined : hub.publishing(topic, event, this, false);
+    if (h !== null) return hub.publishHistory(topic, event, encodeData(data), h, this);
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
     const sent = publishExcept(this, topic, envelope);
-    if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
+    if (hub.distributed) hub.socketPublished(topic, envelope, false, meta);
     return sent;
   }
 
