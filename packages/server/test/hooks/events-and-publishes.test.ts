@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { App, HttpError, type Bus, type BusDelivery, type BusMessage, type BusMeta, type EventOutcome } from '../../src/index.ts';
+import {
+  App,
+  HttpError,
+  silentLogger,
+  type Bus,
+  type BusDelivery,
+  type BusMessage,
+  type BusMeta,
+  type EventOutcome,
+} from '../../src/index.ts';
 import { eventually, openWs, recordingLogger, sleep, start } from '../helpers.ts';
 
 /** A bus that records what it is asked to publish, and how many arguments it got. */
@@ -27,7 +36,7 @@ describe('aroundEvent', () => {
     const store = new AsyncLocalStorage<string>();
     const outcomes: string[] = [];
     const seenInHandler: (string | undefined)[] = [];
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     app.addHook('onEvent', (_ws, event) => event !== 'forbidden');
     app.addHook('aroundEvent', async (_ws, event, run) => {
       const outcome: EventOutcome = await store.run(`ctx:${event}`, run);
@@ -95,7 +104,7 @@ describe('aroundEvent', () => {
 
   test('app hooks wrap route hooks; an event over the rate limit reaches them as RATE_LIMITED', async () => {
     const seen: string[] = [];
-    const app = new App();
+    const app = new App({ logger: silentLogger });
     app.addHook('aroundEvent', (_ws, event, run) => {
       seen.push(`app> ${event}`);
       const out = run();
@@ -163,8 +172,13 @@ describe('aroundEvent', () => {
     }
   });
 
-  test('a bad hook is refused at declaration', () => {
+  test('a bad hook is refused at declaration; the hooks are app-level', async () => {
     const app = new App();
+    for (const name of ['aroundEvent', 'onPublish', 'onDeliver'])
+      await assert.rejects(
+        app.register((scope) => void scope.addHook(name as never, (() => {}) as never)),
+        new RegExp(`addHook\\("${name}"\\): an app-level hook`),
+      );
     assert.throws(() => app.addHook('aroundEvent', 'x' as never), /aroundEvent/);
     assert.throws(() => app.ws('/w', { hooks: { aroundEvent: 1 } as never }), /ws \/w: hook "aroundEvent" must be a function/);
   });
