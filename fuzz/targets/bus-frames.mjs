@@ -1,16 +1,8 @@
 // Bus frames (realtime/bus/broker/frame.ts, presence/wire.ts, history/envelope.ts): encode →
 // check holds for every message; checkFrame and readAnnouncement never throw and refuse with a
 // reason; an accepted frame is within maxMessageSize; positioned envelopes give their offset back.
-import {
-  checkFrame,
-  encodeFrame,
-  FrameKind,
-  HEADER_BYTES,
-  META_FLAG,
-  metaJson,
-  payloadStart,
-  readMeta,
-} from '../../packages/server/src/realtime/bus/broker/frame.ts';
+import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES } from '../../packages/server/src/realtime/bus/broker/frame.ts';
+import { META_FLAG, metaJson, payloadStart, readMeta } from '../../packages/server/src/realtime/bus/broker/frame.ts';
 import { originOf, sentBy } from '../../packages/server/src/realtime/bus/broker/frame.ts';
 import { offsetOf, positionedEnvelope } from '../../packages/server/src/realtime/history/envelope.ts';
 import { readAnnouncement } from '../../packages/server/src/realtime/presence/wire.ts';

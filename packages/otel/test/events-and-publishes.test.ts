@@ -34,6 +34,12 @@ async function socket(url: string) {
   return { ws, next, send: (frame: object) => ws.send(JSON.stringify(frame)) };
 }
 
+/** A handler that fails with `err` after an await. */
+const rejects = (err: Error) => async () => {
+  await sleep(1);
+  throw err;
+};
+
 describe('event spans', () => {
   let server: Server;
   let url: string;
@@ -53,16 +59,8 @@ describe('event spans', () => {
           },
         },
         typed: { schema: z.object({ n: z.number() }), handler: (_ws, d) => d.n },
-        broken: {
-          handler: async () => {
-            throw new TypeError('bug');
-          },
-        },
-        teapot: {
-          handler: () => {
-            throw new HttpError(418, 'short and stout');
-          },
-        },
+        broken: { handler: rejects(new TypeError('bug')) },
+        teapot: { handler: rejects(new HttpError(418, 'short and stout')) },
       },
     });
     ({ server, url } = await start(app));
