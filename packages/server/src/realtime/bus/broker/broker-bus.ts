@@ -6,20 +6,8 @@
 // subscriber counts (docs/scaling.md).
 import type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from '../bus.ts';
 import { silentLogger, type Logger } from '../../../core/logger.ts';
-import {
-  checkFrame,
-  encodeFrame,
-  FrameKind,
-  HEADER_BYTES,
-  META_FLAG,
-  metaJson,
-  newOrigin,
-  originOf,
-  payloadStart,
-  PROCESS_BYTES,
-  readMeta,
-  sentBy,
-} from './frame.ts';
+import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
+import { META_FLAG, metaJson, payloadStart, readMeta } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
 import { checkKnownKeys } from '../../../core/options-check.ts';
