@@ -2,6 +2,7 @@
 // check holds for every message; checkFrame and readAnnouncement never throw and refuse with a
 // reason; an accepted frame is within maxMessageSize; positioned envelopes give their offset back.
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES } from '../../packages/server/src/realtime/bus/broker/frame.ts';
+import { META_FLAG, metaJson, payloadStart, readMeta } from '../../packages/server/src/realtime/bus/broker/frame.ts';
 import { originOf, sentBy } from '../../packages/server/src/realtime/bus/broker/frame.ts';
 import { offsetOf, positionedEnvelope } from '../../packages/server/src/realtime/history/envelope.ts';
 import { readAnnouncement } from '../../packages/server/src/realtime/presence/wire.ts';
@@ -15,8 +16,13 @@ export function fuzz(data) {
   // Any bytes as a frame from the broker.
   const reason = timed('checkFrame', () => checkFrame(data, MAX));
   if (reason === null) {
-    assert(data.length >= HEADER_BYTES && data.length - HEADER_BYTES <= MAX, 'an accepted frame is within its cap');
+    const start = payloadStart(data);
+    assert(data.length >= start && data.length - start <= MAX, 'an accepted frame is within its cap');
     assert(typeof originOf(data) === 'string' && typeof sentBy(data, ORIGIN) === 'boolean', 'origin readable');
+    if ((data[2] & META_FLAG) !== 0) {
+      const meta = timed('readMeta', () => readMeta(data));
+      assert(typeof meta === 'string' || Object.values(meta).every((v) => typeof v === 'string'), 'metadata or a reason');
+    }
   } else assert(typeof reason === 'string' && reason.length > 0, 'a reason');
 
   // Encode → check: what we send, we accept (binary always; text when it is well-formed UTF-8).
@@ -32,6 +38,16 @@ export function fuzz(data) {
       assert(checkFrame(textFrame, MAX) === null, 'a text frame round-trips');
       assert(textFrame.subarray(HEADER_BYTES).toString('utf8') === text, 'the text comes back as sent');
     }
+  }
+
+  // With metadata: encode → check → read gives the metadata and the payload back.
+  if (payload.length <= MAX) {
+    const meta = { traceparent: data.toString('latin1', 0, Math.min(64, data.length)) };
+    const json = metaJson(meta);
+    const framed = encodeFrame(ORIGIN, FrameKind.Binary, payload, json);
+    assert(checkFrame(framed, MAX) === null, 'a frame with metadata round-trips');
+    assert(JSON.stringify(readMeta(framed)) === JSON.stringify(meta), 'the metadata comes back as sent');
+    assert(Buffer.compare(framed.subarray(payloadStart(framed)), payload) === 0, 'the payload after the metadata comes back');
   }
 
   // Presence announcements: an object of a known kind, or a reason; never a throw.

@@ -3,7 +3,7 @@
 // gives the bus to cluster() (the primary relays), MODE=both gives both (refused), HISTORY=memory declares a
 // history topic on the default memory store (refused with a broker), PRESENCE=1 presence on p:*. KIND=redis|nats, URL, WORKERS. The primary
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
-// the workers answer WebSocket requests (who, pub, crash, stats, counts).
+// the workers answer WebSocket requests (who, pub, crash, stats, counts, heard: META=1's deliveries).
 import { threadId } from 'node:worker_threads';
 // From the source, like workerStats() below (one module instance); the broker buses come from
 // the packages and are used through the Bus interface.
@@ -38,11 +38,18 @@ const server = await cluster(
     if (env.PRESENCE === '1') app.topic('p:*', { presence: { id: (ws) => (ws.data as { id?: string }).id, events: true } });
     // HISTORY=memory: a history topic on the default store (refused with a broker: not shared).
     if (env.HISTORY === 'memory') app.topic('h:*', { history: { size: 10 } });
+    // META=1: publishes carry metadata naming their process and worker; deliveries record it (the relay's path).
+    const heard: unknown[] = [];
+    if (env.META === '1') {
+      app.addHook('onPublish', () => ({ from: `${process.pid}/${app.worker}` }));
+      app.addHook('onDeliver', (topic, meta) => void heard.push({ topic, ...meta }));
+    }
     const timers = new Set<NodeJS.Timeout>();
     app.ws('/ws', {
       upgrade: (req) => ({ id: (req.query as Record<string, string | undefined>).id }),
       events: {
         who: { handler: () => ({ worker: app.worker, thread: threadId }) },
+        heard: { handler: () => heard },
         // n publishes of { from, seq }; with `every` (ms), one per tick in the background.
         pub: {
           handler: (_socket, d: any) => {

@@ -141,8 +141,13 @@ function cleanUpAfter(state: () => { broker: Broker | undefined; procs: ClusterP
   });
 }
 
-async function startAll(kind: Kind, mode: Mode, broker: Broker): Promise<{ procs: ClusterProcess[]; nodes: Node[] }> {
-  const procs = await Promise.all([0, 1].map(() => ClusterProcess.start(kind, mode, broker.url)));
+async function startAll(
+  kind: Kind,
+  mode: Mode,
+  broker: Broker,
+  env: Record<string, string> = {},
+): Promise<{ procs: ClusterProcess[]; nodes: Node[] }> {
+  const procs = await Promise.all([0, 1].map(() => ClusterProcess.start(kind, mode, broker.url, env)));
   const nodes: Node[] = [];
   for (const [p, proc] of procs.entries())
     for (const [w, live] of [...(await proc.clients())].sort((a, b) => a[0] - b[0])) nodes.push(new Node(`P${p + 1}W${w}`, live));
@@ -303,6 +308,34 @@ for (const kind of ['redis', 'nats'] as const) {
     });
   }
 }
+
+describe("onPublish metadata through the primary's relay (redis)", () => {
+  let broker: Broker;
+  let procs: ClusterProcess[] = [];
+  let nodes: Node[] = [];
+  before(async () => {
+    broker = await RedisBroker.start();
+    ({ procs, nodes } = await startAll('redis', 'primary', broker, { META: '1' }));
+    await waitFor(() => connected('primary', procs, nodes), 'every bus connected');
+  });
+  cleanUpAfter(() => ({ broker, procs, clients: nodes.map((n) => n.live) }));
+
+  test("a worker's publish: its metadata reaches the other process's workers (worker → relay → broker → relay → workers) and its sibling", async () => {
+    const [p1w1, p1w2, p2w1, p2w2] = nodes as [Node, Node, Node, Node];
+    for (const n of [p1w1, p1w2, p2w2]) n.subscribe('meta');
+    await clusterCount(nodes, 'meta', 3);
+    await sleep(100);
+    await p2w1.pub('meta', 1);
+    await waitFor(() => [p1w1, p1w2, p2w2].every((n) => n.count('meta') === 1), 'every delivery');
+    const heard = await Promise.all(nodes.map((n) => n.live.request('heard') as Promise<{ topic: string; from: string }[]>));
+    const publisher = heard[2]!;
+    assert.deepEqual(publisher, [], 'the publisher hears nothing of its own publish');
+    const from = heard[0]![0]?.from;
+    assert.match(String(from), /^\d+\/\d$/);
+    for (const i of [0, 1, 3]) assert.deepEqual(heard[i], [{ topic: 'meta', from }], nodes[i]!.name);
+    assert.deepEqual(p1w1.seqs('meta', 'P2W1'), [0], 'the browsers get the message as always');
+  });
+});
 
 test('a bus on cluster() and on the App too is refused at startup, with the reason', async () => {
   // The check happens in the worker before anything connects: no broker is needed.

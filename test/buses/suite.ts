@@ -16,6 +16,13 @@ export interface Harness {
   inject(broker: Broker, topic: string | null, bytes: Buffer, prefix?: string): Promise<void>;
 }
 
+/** Metadata then payload, as a frame with META_FLAG carries them: a 2-byte length, the JSON, the message. */
+export function withMeta(meta: string, payload: string, length = Buffer.byteLength(meta)): Buffer {
+  const head = Buffer.alloc(2);
+  head.writeUInt16BE(length);
+  return Buffer.concat([head, Buffer.from(meta), Buffer.from(payload)]);
+}
+
 /** A well-formed text frame from another server (docs/protocol.md, "Bus frames"). */
 export function frame(kind: number, payload: Buffer | string, origin = Buffer.alloc(8, 7), version = 1): Buffer {
   const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
@@ -164,13 +171,26 @@ export function busSuite(h: Harness): void {
         frame(0, Buffer.from([0xc3, 0x28])), // text that is not UTF-8
         frame(0, Buffer.alloc(70_000, 0x61)), // over maxMessageSize (64 KiB on c's side too)
         frame(2, '{"ttl":1,"counts":[]}'), // a presence frame on a topic channel
+        frame(0x80, Buffer.from([0])), // metadata flag, no room for its length
+        frame(0x80, withMeta('{}', '', 10)), // shorter than its metadata
+        frame(0x80, withMeta('nope', '{}')), // metadata that is not JSON
+        frame(0x80, withMeta('{"a":1}', '{}')), // metadata values must be strings
+        frame(0x80, withMeta('x'.repeat(5000), '{}')), // metadata over 4 KiB
+        frame(0x82, withMeta('{}', '{"ttl":1,"counts":[]}')), // a presence frame with metadata
       ];
       for (const bytes of bad) await h.inject(broker, 'bad', bytes);
       await h.inject(broker, null, frame(2, 'not json'));
       await h.inject(broker, null, frame(2, '{"ttl":100,"counts":[["x",-1]]}'));
       await h.inject(broker, 'bad', frame(0, '{"topic":"bad","event":"ok","data":{"from":"X","seq":1}}'));
-      await waitFor(() => sub.got.length === 1, 'the good message after the bad ones');
+      // Metadata (a traceparent from a traced server) is for the server: browsers get the message alone.
+      await h.inject(
+        broker,
+        'bad',
+        frame(0x80, withMeta('{"traceparent":"x"}', '{"topic":"bad","event":"ok","data":{"from":"X","seq":2}}')),
+      );
+      await waitFor(() => sub.got.length === 2, 'the good messages after the bad ones');
       assert.deepEqual(sub.got[0], { topic: 'bad', event: 'ok', data: { from: 'X', seq: 1 } });
+      assert.deepEqual(sub.got[1], { topic: 'bad', event: 'ok', data: { from: 'X', seq: 2 } });
       assert.equal((await c.stats()).rejected - rejected, bad.length + 2);
       assert.ok(c.logged(/dropped a bad message/), 'logged');
       assert.ok(c.alive);

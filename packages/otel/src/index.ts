@@ -8,6 +8,7 @@ import { checkOptions, type OtelOptions } from './options.ts';
 import { isRecordingTracer } from './noop.ts';
 import { httpTracing, type RequestTrace } from './http.ts';
 import { websocketTracing } from './websocket.ts';
+import { messagingTracing } from './messaging.ts';
 
 export { traceLogFields, withTraceIds, type TraceLogFields } from './logs.ts';
 export { isRecordingTracer } from './noop.ts';
@@ -31,7 +32,7 @@ declare module '@tachyon/server' {
  * added after it.
  */
 export function otel(options?: OtelOptions) {
-  const { tracer, ignore, websocket } = checkOptions(options);
+  const { tracer, ignore, websocket, publishes } = checkOptions(options);
   return definePlugin({ name: '@tachyon/otel', global: true }, (scope: Scope<AppHooks>) => {
     // No tracer provider registered: nothing at all is installed (zero cost).
     if (!isRecordingTracer(tracer)) return;
@@ -57,7 +58,12 @@ export function otel(options?: OtelOptions) {
     if (websocket) {
       const ws = websocketTracing(tracer, ignore, wsRoutes);
       scope.addHook('onUpgrade', ws.onUpgrade);
-      scope.addHook('onEvent', ws.onEvent);
+      scope.addHook('aroundEvent', ws.aroundEvent);
+    }
+    if (publishes) {
+      const messaging = messagingTracing(tracer);
+      scope.addHook('onPublish', messaging.onPublish);
+      scope.addHook('onDeliver', messaging.onDeliver);
     }
   });
 }

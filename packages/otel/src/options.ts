@@ -13,15 +13,21 @@ export interface OtelOptions {
   ignore?: (req: Request) => boolean;
   /** Spans for WebSocket upgrades and events. Default true. */
   websocket?: boolean;
+  /**
+   * Spans for publishes (`send`) and for messages that arrive from other processes
+   * (`process`), and trace context carried with each publish on the bus. Default true.
+   */
+  publishes?: boolean;
 }
 
 export interface CheckedOptions {
   tracer: Tracer;
   ignore: ((req: Request) => boolean) | null;
   websocket: boolean;
+  publishes: boolean;
 }
 
-const KNOWN = ['tracer', 'tracerProvider', 'ignore', 'websocket'] as const;
+const KNOWN = ['tracer', 'tracerProvider', 'ignore', 'websocket', 'publishes'] as const;
 export const TRACER_NAME = '@tachyon/otel';
 
 export function checkOptions(options: unknown): CheckedOptions {
@@ -38,8 +44,9 @@ export function checkOptions(options: unknown): CheckedOptions {
     throw new TypeError('otel(): give tracer or tracerProvider, not both (the tracer already belongs to a provider)');
   if (o.ignore !== undefined && typeof o.ignore !== 'function')
     throw new TypeError(`otel(): ignore must be a function (req) => boolean, got ${o.ignore === null ? 'null' : typeof o.ignore}`);
-  if (o.websocket !== undefined && typeof o.websocket !== 'boolean')
-    throw new TypeError(`otel(): websocket must be true or false, got ${JSON.stringify(o.websocket)}`);
+  for (const name of ['websocket', 'publishes'] as const)
+    if (o[name] !== undefined && typeof o[name] !== 'boolean')
+      throw new TypeError(`otel(): ${name} must be true or false, got ${JSON.stringify(o[name])}`);
   const tracer = o.tracer ?? (o.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME);
-  return { tracer, ignore: o.ignore ?? null, websocket: o.websocket ?? true };
+  return { tracer, ignore: o.ignore ?? null, websocket: o.websocket ?? true, publishes: o.publishes ?? true };
 }

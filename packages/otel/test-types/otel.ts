@@ -20,7 +20,9 @@ app.get('/users/:id', (req) => {
 const fields: Partial<TraceLogFields> = traceLogFields();
 const traceId: string | undefined = fields.trace_id;
 const logger: Logger = withTraceIds(jsonLogger());
-const options: OtelOptions = { websocket: true };
+const options: OtelOptions = { websocket: true, publishes: false };
+// @ts-expect-error publishes is a boolean
+otel({ publishes: 'yes' });
 
 // @ts-expect-error unknown option
 otel({ tracr: trace.getTracer('x') });

@@ -23,6 +23,7 @@ export {
 export type { HttpHooks, ResponseInfo, RouteHooks } from './http/hooks.ts';
 export { toJsonSchema, type JsonSchema, type JsonSchemaIo, type JsonSchemaTarget } from './http/json-schema.ts';
 export type { WsHooks, WsRouteHooks } from './realtime/ws-hooks.ts';
+export type { EventOutcome, EventOutcomeCode } from './realtime/event-outcome.ts';
 export type { AppDecorations, ReplyDecorations, RequestDecorations } from './http/decoration-types.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler } from './serving/mount.ts';
@@ -31,7 +32,8 @@ export { Router, type RouteHandlers, type RouteMethod } from './routing/router.t
 export type { JoinPath, RouteMap, RoutesKey, RoutesOf, WithPrefixed, WithRoute } from './routing/contract.ts';
 export type { DeclaredReply, ReplyAt, ReplyHandler, ReplyOf, ReplyResult, TypedResponse } from './http/reply-types.ts';
 export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-info.ts';
-export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage } from './realtime/bus/index.ts';
+export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage, type BusMeta } from './realtime/bus/index.ts';
+export type { PublishHooks, PublishInfo } from './realtime/publish-hooks.ts';
 export {
   BrokerBus,
   type BrokerBusOptions,

@@ -10,6 +10,10 @@ import {
   type RouteInfo,
   type Scope,
   type Socket,
+  type BusMeta,
+  type EventOutcome,
+  type EventOutcomeCode,
+  type PublishInfo,
 } from '@tachyon/server';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -58,6 +62,30 @@ app.addHook('onEvent', (ws, event, data) => {
   expectType<Equal<typeof event, string>>(true);
   return data !== null;
 });
+app.addHook('aroundEvent', async (ws, event, run) => {
+  expectType<Equal<typeof ws, Socket<any>>>(true);
+  const outcome = await run();
+  expectType<Equal<typeof outcome, EventOutcome>>(true);
+  expectType<Equal<typeof outcome.code, EventOutcomeCode>>(true);
+  expectType<Equal<typeof outcome.error, unknown>>(true);
+  return event;
+});
+app.addHook('onPublish', (topic, info) => {
+  expectType<Equal<typeof info, PublishInfo>>(true);
+  expectType<Equal<typeof info.event, string | null>>(true);
+  return info.distributed ? { traceparent: topic } : undefined;
+});
+app.addHook('onPublish', (topic) => void topic); // observing only: no metadata
+// @ts-expect-error: metadata values are strings
+app.addHook('onPublish', () => ({ n: 1 }));
+app.addHook('onDeliver', (topic, meta) => {
+  expectType<Equal<typeof meta, Readonly<BusMeta>>>(true);
+  return meta.traceparent ?? topic;
+});
+const code: EventOutcomeCode = 'RATE_LIMITED';
+// @ts-expect-error: not an outcome code
+const wrong: EventOutcomeCode = 'TIMEOUT';
+void [code, wrong];
 // @ts-expect-error: unknown hook name
 app.addHook('onBegin', () => {});
 // @ts-expect-error: onResponse's third argument is the ResponseInfo, not a string
@@ -67,7 +95,7 @@ app.addHook('onResponse', (_req: Request, _res: Response, info: string) => info)
 app.get('/me', { hooks: { preHandler: [(req) => void req.user] } }, (req) => req.user);
 // @ts-expect-error: route hooks are the HTTP hooks
 app.get('/x', { hooks: { onOpen: () => {} } }, () => 'x');
-app.ws('/live', { hooks: { onEvent: () => true } });
+app.ws('/live', { hooks: { onEvent: () => true, aroundEvent: (_ws, _event, run) => run() } });
 
 // Decorators: declared names and value types only.
 app.decorateRequest('user', null);

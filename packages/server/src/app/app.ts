@@ -76,7 +76,7 @@ export class App extends Scope<AppHooks> {
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
   /** App-level hooks (WebSocket and lifecycle); the HTTP ones live on the root scope. */
-  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onReady: [], onListen: [] };
+  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onReady: [], onListen: [], onPublish: [], onDeliver: [] };
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private server: Server | undefined;
@@ -542,6 +542,7 @@ export class App extends Scope<AppHooks> {
       wsHooks: this.appHooks,
     }));
     for (const hook of this.appHooks.onReady) await hook();
+    this.hub.useHooks(this.appHooks.onPublish, this.appHooks.onDeliver);
     await this.hub.startBus();
     return {
       settings: this._settings,

@@ -6,6 +6,7 @@ import type { RouteOptions } from '../http/types.ts';
 import type { RouteInfo } from '../routing/route-info.ts';
 import type { WsBehavior } from '../realtime/behavior.ts';
 import { WS_HOOK_NAMES, type WsHookLists, type WsHooks } from '../realtime/ws-hooks.ts';
+import { PUBLISH_HOOK_NAMES, type PublishHooks } from '../realtime/publish-hooks.ts';
 
 /** What onRoute gets beside the route's description: its options as declared. */
 export type RouteDeclaration = RouteOptions | WsBehavior<any, any> | undefined;
@@ -29,7 +30,7 @@ export interface AppLifecycleHooks {
 }
 
 /** Every hook `app.addHook` takes. */
-export interface AppHooks extends HttpHooks, WsHooks, AppLifecycleHooks {}
+export interface AppHooks extends HttpHooks, WsHooks, PublishHooks, AppLifecycleHooks {}
 
 /** The app-only lifecycle hooks (onRoute is a scope hook: scopes take it too). */
 export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHooks>(['onReady', 'onListen', 'onClose']);
@@ -38,8 +39,10 @@ export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHoo
 export interface AppHookLists extends WsHookLists {
   onReady: AppLifecycleHooks['onReady'][];
   onListen: AppLifecycleHooks['onListen'][];
+  onPublish: PublishHooks['onPublish'][];
+  onDeliver: PublishHooks['onDeliver'][];
 }
 
 export function isAppLevelHook(name: string): boolean {
-  return APP_HOOK_NAMES.has(name) || WS_HOOK_NAMES.has(name);
+  return APP_HOOK_NAMES.has(name) || WS_HOOK_NAMES.has(name) || PUBLISH_HOOK_NAMES.has(name);
 }

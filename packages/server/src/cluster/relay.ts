@@ -9,8 +9,8 @@
 // publishes is dropped by the broker bus (its origin).
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from '../core/logger.ts';
-import type { Bus, BusMessage } from '../realtime/bus/index.ts';
-import { COUNT, portable, PUBLISH, READY } from './thread-bus.ts';
+import type { Bus, BusMessage, BusMeta } from '../realtime/bus/index.ts';
+import { COUNT, portable, PUBLISH, PUBLISH_META, queuePublish, READY } from './thread-bus.ts';
 
 /** How often the other servers' counts and the broker's readiness are passed on to the workers (ms). */
 const SHARE_EVERY = 200;
@@ -43,7 +43,7 @@ export class BrokerRelay {
 
   /** Starts the broker bus (it connects in the background) before any worker exists. */
   async start(): Promise<void> {
-    await this.bus.start((topic, message, isBinary) => this.fromBroker(topic, message, isBinary), {
+    await this.bus.start((topic, message, isBinary, meta) => this.fromBroker(topic, message, isBinary, meta), {
       logger: this.logger,
       localSubscribers: (topic) => this.totals.get(topic) ?? 0,
     });
@@ -86,6 +86,9 @@ export class BrokerRelay {
       if (batch[i] === PUBLISH) {
         this.bus.publish(topic, batch[i + 2] as BusMessage, batch[i + 3] as boolean);
         i += 4;
+      } else if (batch[i] === PUBLISH_META) {
+        this.bus.publish(topic, batch[i + 2] as BusMessage, batch[i + 3] as boolean, batch[i + 4] as BusMeta);
+        i += 5;
       } else {
         const count = batch[i + 2] as number;
         const before = member.counts.get(topic) ?? 0;
@@ -110,12 +113,12 @@ export class BrokerRelay {
   }
 
   /** A message from another server: to each worker with subscribers of its topic, once. */
-  private fromBroker(topic: string, message: BusMessage, isBinary: boolean): void {
+  private fromBroker(topic: string, message: BusMessage, isBinary: boolean, meta: BusMeta | undefined): void {
     let targets = 0;
     for (const member of this.members.values()) if (member.counts.has(topic)) targets++;
     if (targets === 0) return;
     const payload = portable(message, targets);
-    for (const member of this.members.values()) if (member.counts.has(topic)) member.queue.push(PUBLISH, topic, payload, isBinary);
+    for (const member of this.members.values()) if (member.counts.has(topic)) queuePublish(member.queue, topic, payload, isBinary, meta);
     this.schedule();
   }
 

@@ -13,7 +13,7 @@
 // broker connection and is one more peer, the relay (addRelay(): it gets every publish and
 // this worker's counts, and sends back the broker's messages and the other servers' counts).
 import type { MessagePort } from 'node:worker_threads';
-import type { Bus, BusDelivery, BusHost, BusMessage } from '../realtime/bus/index.ts';
+import type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from '../realtime/bus/index.ts';
 
 /** Messages at least this long are copied once into shared memory when several workers get them. */
 export const SHARE_THRESHOLD = 1024;
@@ -23,6 +23,8 @@ export const PUBLISH = 0;
 export const COUNT = 1;
 /** From the relay only: [READY, connected]: the primary's broker connection went up or down. */
 export const READY = 2;
+/** [PUBLISH_META, topic, message, isBinary, meta]: a publish with onPublish metadata (Bus.publish's `meta`). */
+export const PUBLISH_META = 3;
 
 /** The relay's peer id: workers are 1-based. */
 const RELAY = 0;
@@ -149,18 +151,19 @@ export class ThreadBus implements Bus {
     return true;
   }
 
-  publish(topic: string, message: BusMessage, isBinary: boolean): void {
-    this.outer?.publish(topic, message, isBinary);
+  publish(topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta): void {
+    if (meta === undefined) this.outer?.publish(topic, message, isBinary);
+    else this.outer?.publish(topic, message, isBinary, meta);
     const relay = this.relay;
     let targets = relay === undefined ? 0 : 1;
     for (const peer of this.peers.values()) if (peer.counts.has(topic)) targets++;
     if (targets === 0) return;
     const payload = portable(message, targets);
     for (const peer of this.peers.values()) {
-      if (peer.counts.has(topic)) peer.queue.push(PUBLISH, topic, payload, isBinary);
+      if (peer.counts.has(topic)) queuePublish(peer.queue, topic, payload, isBinary, meta);
     }
     // The relay gets every publish: the other servers' interest is the broker's business.
-    if (relay !== undefined) relay.queue.push(PUBLISH, topic, payload, isBinary);
+    if (relay !== undefined) queuePublish(relay.queue, topic, payload, isBinary, meta);
     this.stats.sent += targets;
     this.schedule();
   }
@@ -210,11 +213,12 @@ export class ThreadBus implements Bus {
     if (!Array.isArray(batch)) return this.onMessage?.(peer.id, batch);
     const deliver = this.deliver;
     for (let i = 0; i < batch.length; ) {
-      if (batch[i] === PUBLISH) {
+      if (batch[i] === PUBLISH || batch[i] === PUBLISH_META) {
         if (peer === this.relay) this.stats.relayed++;
         else this.stats.received++;
-        if (deliver !== null) deliver(batch[i + 1] as string, batch[i + 2] as BusMessage, batch[i + 3] as boolean);
-        i += 4;
+        const meta = batch[i] === PUBLISH_META ? (batch[i + 4] as BusMeta) : undefined;
+        if (deliver !== null) deliver(batch[i + 1] as string, batch[i + 2] as BusMessage, batch[i + 3] as boolean, meta);
+        i += meta === undefined ? 4 : 5;
       } else if (batch[i] === READY) {
         this.relayReady = batch[i + 1] === true;
         i += 2;
@@ -248,6 +252,12 @@ export class ThreadBus implements Bus {
     for (const peer of this.peers.values()) send(peer);
     if (this.relay !== undefined) send(this.relay);
   }
+}
+
+/** Queues a publish entry: the 4-entry form without metadata (the bytes of before), 5 with it. */
+export function queuePublish(queue: unknown[], topic: string, message: BusMessage, isBinary: boolean, meta: BusMeta | undefined): void {
+  if (meta === undefined) queue.push(PUBLISH, topic, message, isBinary);
+  else queue.push(PUBLISH_META, topic, message, isBinary, meta);
 }
 
 function send(peer: Peer): void {

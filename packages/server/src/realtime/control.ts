@@ -24,6 +24,7 @@ import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer } from './once.ts';
+import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -71,6 +72,7 @@ export function compileControl(
   log: Logger,
   hub: SocketHub,
   onEvent: readonly WsHooks['onEvent'][] = [],
+  aroundEvent: readonly WsHooks['aroundEvent'][] = [],
 ): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
@@ -124,65 +126,89 @@ export function compileControl(
 
   const presence = compilePresenceRead(b, log, answer, hub);
 
-  // `to`: where the answer goes; a keyed frame's goes through the route's OnceWindow (once.ts).
-  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean, to: Answer = answer) => {
-    if (err instanceof ValidationError) return to(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
-    if (err instanceof HttpError && err.expose) return to(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
-    log.error({ err }, 'websocket event handler failed');
-    to(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
+  /**
+   * Answers a failed event (the frames are the same whatever failed); `refused`: an onEvent hook
+   * threw or said no. `to`: where answers go (a keyed frame's through the route's OnceWindow, once.ts).
+   */
+  const eventError = (s: Socket<any>, ref: number | undefined, err: unknown, async: boolean, to: Answer, refused = false): EventOutcome => {
+    const code = refused ? 'REFUSED' : err instanceof ValidationError ? 'VALIDATION' : 'HANDLER_ERROR';
+    if (err instanceof ValidationError) to(s, errorFrame(ref, 'VALIDATION', 'Invalid event data', err.issues), async);
+    else if (err instanceof HttpError && err.expose) to(s, errorFrame(ref, 'HANDLER_ERROR', err.message), async);
+    else {
+      log.error({ err }, 'websocket event handler failed');
+      to(s, errorFrame(ref, 'HANDLER_ERROR', 'Internal error'), async);
+    }
+    return { code, error: err };
   };
 
-  const runEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, to: Answer = answer) => {
+  const reply = (s: Socket<any>, ref: number | undefined, value: unknown, async: boolean, to: Answer): EventOutcome => {
+    if (ref === undefined) return EVENT_OK;
+    let json: string | undefined;
+    try {
+      json = encodeData(value);
+    } catch (err) {
+      return eventError(s, ref, err, async, to);
+    }
+    to(s, replyFrame(ref, json), async);
+    return EVENT_OK;
+  };
+
+  /** Validation, the handler, the reply: after the onEvent hooks passed (`async`: they were async). */
+  const handle = (s: Socket<any>, ev: CompiledEvent, data: unknown, ref: number | undefined, async: boolean, to: Answer) => {
+    try {
+      const checked = ev.validate ? ev.validate(data) : data;
+      if (checked instanceof Promise)
+        return checked
+          .then((v) => ev.handler(s, v))
+          .then(
+            (v) => reply(s, ref, v, true, to),
+            (err) => eventError(s, ref, err, true, to),
+          );
+      const out = ev.handler(s, checked);
+      if (out instanceof Promise)
+        return out.then(
+          (v) => reply(s, ref, v, true, to),
+          (err) => eventError(s, ref, err, true, to),
+        );
+      return reply(s, ref, out, async, to);
+    } catch (err) {
+      return eventError(s, ref, err, async, to);
+    }
+  };
+
+  /** One event frame, to its outcome (which only aroundEvent hooks read: event-outcome.ts). */
+  const runEvent = (
+    s: Socket<any>,
+    name: unknown,
+    data: unknown,
+    ref: number | undefined,
+    to: Answer = answer,
+  ): EventOutcome | Promise<EventOutcome> => {
     const ev = typeof name === 'string' ? events.get(name) : undefined;
     if (ev === undefined) {
       log.debug({ event: name }, 'websocket: unknown event');
-      return to(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
+      to(s, errorFrame(ref, 'UNKNOWN_EVENT', `Unknown event ${JSON.stringify(String(name))}`), false);
+      return EVENT_UNKNOWN;
     }
-    const reply = (value: unknown, async: boolean) => {
-      if (ref === undefined) return;
-      let json: string | undefined;
-      try {
-        json = encodeData(value);
-      } catch (err) {
-        return eventError(s, ref, err, async, to);
-      }
-      to(s, replyFrame(ref, json), async);
-    };
+    // onEvent hooks first (they may refuse); the rare async one defers the rest.
+    let gate: Promise<void> | undefined;
     try {
-      // onEvent hooks first (they may refuse); the rare async one defers the rest.
-      const gate = onEvent.length === 0 ? undefined : runGate(onEvent, eventRefused, s, name, data);
-      if (gate !== undefined) {
-        gate
-          .then(() => (ev.validate ? ev.validate(data) : data))
-          .then((v) => ev.handler(s, v))
-          .then(
-            (v) => reply(v, true),
-            (err) => eventError(s, ref, err, true, to),
-          );
-        return;
-      }
-      const checked = ev.validate ? ev.validate(data) : data;
-      if (checked instanceof Promise) {
-        checked
-          .then((v) => Promise.resolve(ev.handler(s, v)))
-          .then(
-            (v) => reply(v, true),
-            (err) => eventError(s, ref, err, true, to),
-          );
-        return;
-      }
-      const out = ev.handler(s, checked);
-      if (out instanceof Promise)
-        out.then(
-          (v) => reply(v, true),
-          (err) => eventError(s, ref, err, true, to),
-        );
-      else reply(out, false);
+      gate = onEvent.length === 0 ? undefined : runGate(onEvent, eventRefused, s, name, data);
     } catch (err) {
-      eventError(s, ref, err, false, to);
+      return eventError(s, ref, err, false, to, true);
     }
+    if (gate === undefined) return handle(s, ev, data, ref, false, to);
+    return gate.then(
+      () => handle(s, ev, data, ref, true, to),
+      (err) => eventError(s, ref, err, true, to, true),
+    );
   };
   const once = new OnceWindow(limits.idempotency, answer, log);
+  /** An event frame: through the aroundEvent hooks when there are any (event-outcome.ts). */
+  const dispatchEvent = (s: Socket<any>, frame: Record<string, unknown>, ref: number | undefined, to: Answer): void => {
+    if (aroundEvent.length === 0 || typeof frame.event !== 'string') return void runEvent(s, frame.event, frame.data, ref, to);
+    runAroundEvent(aroundEvent, s, frame.event, () => runEvent(s, frame.event, frame.data, ref, to), log);
+  };
 
   return (s, bytes) => {
     let frame: Record<string, unknown>;
@@ -216,8 +242,8 @@ export function compileControl(
         return;
       }
       case 'event':
-        if (frame.key === undefined) return runEvent(s, frame.event, frame.data, ref);
-        return once.handle(s, frame.key, ref, (to) => runEvent(s, frame.event, frame.data, ref, to));
+        if (frame.key === undefined) return dispatchEvent(s, frame, ref, answer);
+        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame, ref, to));
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':

@@ -7,7 +7,8 @@ import { assertEventName, assertTopic, encodeData, topicEnvelope } from './proto
 import { closeWhenDrained, publishExcept, trackTopics, type Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
-import { InProcessBus, isInProcess, type Bus, type BusMessage } from './bus/index.ts';
+import { InProcessBus, isInProcess, type Bus, type BusMessage, type BusMeta } from './bus/index.ts';
+import { runDeliverHooks, runPublishHooks, type PublishHooks } from './publish-hooks.ts';
 import type { WsStats } from './stats.ts';
 import { TopicRegistry, type ResolvedTopicOptions, type TopicOptions } from './topics/index.ts';
 import { HistoryEngine } from './history/engine.ts';
@@ -61,6 +62,11 @@ export class WsHub {
   private busFailures = 0;
   /** Counters for metrics(); null (nothing counted) unless a metrics() middleware is installed. @internal */
   stats: WsStats | null = null;
+  /** The app's onPublish and onDeliver hooks (publish-hooks.ts); empty: a publish pays one length check. @internal */
+  publishHooks: readonly PublishHooks['onPublish'][] = [];
+  private deliverHooks: readonly PublishHooks['onDeliver'][] = [];
+  /** Coalescing with onPublish metadata: the first metadata of each pending batch (it travels with the batch). */
+  private batchMeta: Map<string, BusMeta> | null = null;
 
   constructor(coalesce = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
     this.batches = coalesce ? new Map() : null;
@@ -151,6 +157,18 @@ export class WsHub {
     this.uws = uws;
   }
 
+  /** The app's onPublish and onDeliver hooks, before start. @internal */
+  useHooks(onPublish: readonly PublishHooks['onPublish'][], onDeliver: readonly PublishHooks['onDeliver'][]): void {
+    this.publishHooks = onPublish;
+    this.deliverHooks = onDeliver;
+  }
+
+  /** Runs the onPublish hooks (only called when there are some): the metadata for the bus, or undefined. @internal */
+  publishing(topic: string, event: string | null, from: Socket<any> | null, volatile: boolean): BusMeta | undefined {
+    const info = { event, socket: from, volatile, distributed: this.remote !== null };
+    return runPublishHooks(this.publishHooks, topic, info, this.logger);
+  }
+
   /** Starts the bus: messages from other processes go to this process's subscribers only. @internal */
   startBus(): void | Promise<void> {
     const started = this.bus.start(this.deliver, {
@@ -164,9 +182,10 @@ export class WsHub {
     presence.start();
   }
 
-  private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean): void => {
+  private readonly deliver = (topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta): void => {
     if (this.uws === null) return;
     if (topic === PRESENCE_CHANNEL) return this.presence?.receive(message);
+    if (meta !== undefined && this.deliverHooks.length !== 0) runDeliverHooks(this.deliverHooks, topic, meta, this.logger);
     this.flushTopic(topic);
     if (this.history.recording) this.history.delivered(topic, message);
     this.fanOut(topic, message, isBinary);
@@ -199,8 +218,8 @@ export class WsHub {
   }
 
   /** A socket published to a topic (uWS delivered it locally, except to the sender). @internal */
-  socketPublished(topic: string, message: BusMessage, isBinary: boolean): void {
-    if (this.remote !== null) this.sendToBus(topic, message, isBinary);
+  socketPublished(topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta): void {
+    if (this.remote !== null) this.sendToBus(topic, message, isBinary, meta);
   }
 
   /** Publishes an envelope to this process's subscribers only (a socket's publish, see Socket.publish). @internal */
@@ -275,16 +294,18 @@ export class WsHub {
   }
 
   /** A volatile publish: after the topic's pending batch, to each subscriber not under backpressure. */
-  private publishVolatile(topic: string, envelope: string): boolean {
+  private publishVolatile(topic: string, envelope: string, meta: BusMeta | undefined): boolean {
     if (this.stats !== null) this.stats.publishes++;
     this.flushTopic(topic);
-    if (this.remote !== null) this.sendToBus(topic, envelope, false);
+    if (this.remote !== null) this.sendToBus(topic, envelope, false, meta);
     return (this.index ??= this.buildIndex()).publishVolatile(topic, envelope);
   }
 
-  private sendToBus(topic: string, message: BusMessage, isBinary: boolean): void {
+  private sendToBus(topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta): void {
     try {
-      this.remote!.publish(topic, message, isBinary);
+      // Without metadata the bus is called exactly as before hooks existed (three arguments).
+      if (meta === undefined) this.remote!.publish(topic, message, isBinary);
+      else this.remote!.publish(topic, message, isBinary, meta);
     } catch (err) {
       // A bus must not throw (bus.ts); if one does, local delivery already happened. Logged
       // on the 1st, 2nd, 4th, 8th… failure: a broken bus must not flood the log.
@@ -325,15 +346,17 @@ export class WsHub {
       );
     if (this.uws === null) return false;
     const json = encodeData(data);
+    const meta = this.publishHooks.length === 0 ? undefined : this.publishing(topic, event, null, volatile);
     if (h !== null) return this.publishHistory(topic, event, json, h, null);
-    if (volatile) return this.publishVolatile(topic, topicEnvelope(topic, event, json));
+    if (volatile) return this.publishVolatile(topic, topicEnvelope(topic, event, json), meta);
     if (this.stats !== null) this.stats.publishes++;
     const envelope = topicEnvelope(topic, event, json);
     const batches = this.batches;
     if (batches === null) {
-      if (this.remote !== null) this.sendToBus(topic, envelope, false);
+      if (this.remote !== null) this.sendToBus(topic, envelope, false, meta);
       return this.fanOut(topic, envelope, false);
     }
+    if (meta !== undefined && !(this.batchMeta ??= new Map()).has(topic)) this.batchMeta.set(topic, meta);
     const batch = batches.get(topic);
     if (batch !== undefined) batch.push(envelope);
     else {
@@ -358,9 +381,10 @@ export class WsHub {
   publishRaw(topic: string, message: string | ArrayBuffer | Uint8Array, isBinary = typeof message !== 'string'): boolean {
     assertTopic(topic);
     if (this.uws === null) return false;
+    const meta = this.publishHooks.length === 0 ? undefined : this.publishing(topic, null, null, false);
     if (this.stats !== null) this.stats.publishes++;
     this.flushTopic(topic);
-    if (this.remote !== null) this.sendToBus(topic, message, isBinary);
+    if (this.remote !== null) this.sendToBus(topic, message, isBinary, meta);
     return this.fanOut(topic, message, isBinary);
   }
 
@@ -382,7 +406,9 @@ export class WsHub {
   private publishBatch(topic: string, envelopes: string[]): void {
     if (this.uws === null) return;
     const frame = envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`;
-    if (this.remote !== null) this.sendToBus(topic, frame, false);
+    const meta = this.batchMeta === null ? undefined : this.batchMeta.get(topic);
+    if (meta !== undefined) this.batchMeta!.delete(topic);
+    if (this.remote !== null) this.sendToBus(topic, frame, false, meta);
     this.fanOut(topic, frame, false);
   }
 

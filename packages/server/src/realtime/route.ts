@@ -14,6 +14,7 @@ import { admitMessage, newBudget } from './rate-limit.ts';
 import { attachSocket, detachSocket, type Socket, type SocketPolicy } from './socket.ts';
 import { compileUpgrade, type UpgradeData } from './upgrade.ts';
 import { wsHooksFor, type WsHookLists } from './ws-hooks.ts';
+import { EVENT_RATE_LIMITED, runAroundEvent } from './event-outcome.ts';
 import type { Request } from '../http/io/request.ts';
 
 /** uWS keeps the user data given to `upgrade` on the socket object itself. */
@@ -103,7 +104,8 @@ function compileBehavior(
     stats,
     maxPendingRequests: limits.maxPendingRequests,
   };
-  const control = compileControl(b, limits, log, hub, hooks.onEvent);
+  const control = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent);
+  const aroundEvent = hooks.aroundEvent;
 
   // Runs an app hook: a throw or a rejection is logged, never thrown into uWS. The hook and
   // its arguments are passed separately so that no call site builds a closure (message is hot).
@@ -140,7 +142,12 @@ function compileBehavior(
     if (refused === 1) log.debug({ ip: s.ip, perSecond }, 'websocket over its message rate limit');
     if (isBinary || ab.byteLength < 9) return;
     const bytes = new Uint8Array(ab);
-    if (isControlFrame(bytes)) s.sendRaw(rateLimitedFrame(bytes, perSecond), false);
+    if (!isControlFrame(bytes)) return;
+    const frame = parseQuietly(bytes);
+    const text = errorFrame(readRef(frame?.ref), 'RATE_LIMITED', `Too many messages: at most ${perSecond} per second`);
+    // An event refused here still reaches aroundEvent hooks, with its outcome (event-outcome.ts).
+    if (aroundEvent.length === 0 || frame?.type !== 'event' || typeof frame.event !== 'string') return void s.sendRaw(text, false);
+    runAroundEvent(aroundEvent, s, frame.event, () => (s.sendRaw(text, false), EVENT_RATE_LIMITED), log);
   };
 
   const behavior: UwsWebSocketBehavior = {
@@ -214,13 +221,12 @@ function compileBehavior(
 
 const decoder = new TextDecoder();
 
-/** The RATE_LIMITED error reply, with the frame's ref when it has one (so a pending request fails fast). */
-function rateLimitedFrame(bytes: Uint8Array, perSecond: number): string {
-  let ref: number | undefined;
+/** A control frame's JSON (to read its ref and event), or null when it does not parse. */
+function parseQuietly(bytes: Uint8Array): Record<string, unknown> | null {
   try {
-    ref = readRef((JSON.parse(decoder.decode(bytes)) as { ref?: unknown }).ref);
+    const frame: unknown = JSON.parse(decoder.decode(bytes));
+    return typeof frame === 'object' && frame !== null ? (frame as Record<string, unknown>) : null;
   } catch {
-    ref = undefined;
+    return null;
   }
-  return errorFrame(ref, 'RATE_LIMITED', `Too many messages: at most ${perSecond} per second`);
 }

@@ -9,6 +9,7 @@ import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, sett
 import type { Logger } from '../core/logger.ts';
 import type { SseTopics } from './fallback/topics.ts';
 import type { PublishArgs } from './contract.ts';
+import type { BusMeta } from './bus/index.ts';
 
 export type SendResult = 'sent' | 'backpressure' | 'dropped' | 'closed';
 const RESULT: SendResult[] = ['backpressure', 'sent', 'dropped'];
@@ -21,8 +22,11 @@ export interface SocketHub {
   readonly tracksTopics: boolean;
   /** Publishes to this process's subscribers only. */
   publishLocal(topic: string, message: string): boolean;
-  /** A socket published (already delivered locally): the bus carries it further. */
-  socketPublished(topic: string, message: string, isBinary: boolean): void;
+  /** A socket published (already delivered locally): the bus carries it further, with the onPublish hooks' metadata. */
+  socketPublished(topic: string, message: string, isBinary: boolean, meta?: BusMeta): void;
+  /** The app's onPublish hooks: when there are any, `publishing` runs them (publish-hooks.ts). */
+  readonly publishHooks: readonly unknown[];
+  publishing(topic: string, event: string, from: Socket<any>, volatile: boolean): BusMeta | undefined;
   subscribed(s: Socket<any>, topic: string): void;
   unsubscribed(s: Socket<any>, topic: string): void;
   /** True once a topic declared `validate: true`: publishes then pass checkPublish (topics/validate.ts). */
@@ -225,14 +229,16 @@ export class Socket<Data = unknown, Topics = {}> {
     const ws = this.live();
     if (ws === null) return false;
     const policy = this._policy;
-    if (policy.hub.validating) policy.hub.checkPublish(topic, event, data);
-    const h = policy.hub.historyOf(topic);
-    if (h !== null) return policy.hub.publishHistory(topic, event, encodeData(data), h, this);
+    const hub = policy.hub;
+    if (hub.validating) hub.checkPublish(topic, event, data);
+    const h = hub.historyOf(topic);
+    const meta = hub.publishHooks.length === 0 ? undefined : hub.publishing(topic, event, this, false);
+    if (h !== null) return hub.publishHistory(topic, event, encodeData(data), h, this);
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
     const sent = publishExcept(this, topic, envelope);
-    if (policy.hub.distributed) policy.hub.socketPublished(topic, envelope, false);
+    if (hub.distributed) hub.socketPublished(topic, envelope, false, meta);
     return sent;
   }
 

@@ -4,6 +4,7 @@
 import type { Request } from '../http/io/request.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Socket } from './socket.ts';
+import type { EventOutcome } from './event-outcome.ts';
 
 export interface WsHooks {
   /** Before the route's `upgrade`: may refuse (return false: 403, or throw an HttpError). */
@@ -12,6 +13,13 @@ export interface WsHooks {
   onOpen: (ws: Socket<any>) => unknown;
   /** Before an event's validation and handler: may refuse (return false, or throw: an error reply). */
   onEvent: (ws: Socket<any>, event: string, data: unknown) => unknown;
+  /**
+   * Around each event frame (event-outcome.ts): call `run()` once, synchronously or later;
+   * it runs the onEvent hooks, validation and the handler, and returns the outcome (or a
+   * promise of it, never rejected) once the reply or error was sent. What the wrapper's
+   * context holds (an AsyncLocalStorage store, a tracing span) is active for all of it.
+   */
+  aroundEvent: (ws: Socket<any>, event: string, run: () => EventOutcome | Promise<EventOutcome>) => unknown;
   /** A socket closed (before the route's `close`). Errors are logged. */
   onSocketClose: (ws: Socket<any>, code: number, reason: string) => unknown;
 }
@@ -21,10 +29,10 @@ export type WsHookLists = { [K in WsHookName]: WsHooks[K][] };
 /** A route's own WebSocket hooks: one function or a list per name. */
 export type WsRouteHooks = { [K in WsHookName]?: WsHooks[K] | WsHooks[K][] };
 
-export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>(['onUpgrade', 'onOpen', 'onEvent', 'onSocketClose']);
+export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>(['onUpgrade', 'onOpen', 'onEvent', 'aroundEvent', 'onSocketClose']);
 
 export function emptyWsHooks(): WsHookLists {
-  return { onUpgrade: [], onOpen: [], onEvent: [], onSocketClose: [] };
+  return { onUpgrade: [], onOpen: [], onEvent: [], aroundEvent: [], onSocketClose: [] };
 }
 
 /** Checks a ws route's `hooks` option; `fail` throws with the route named. */

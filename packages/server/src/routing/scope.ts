@@ -79,7 +79,18 @@ export interface PluginRegistry {
 }
 
 /** The hook names only the app itself takes (WebSocket and app-level hooks), for a clear error in a scope. */
-const APP_ONLY_HOOKS = new Set(['onReady', 'onListen', 'onClose', 'onUpgrade', 'onOpen', 'onEvent', 'onSocketClose']);
+const APP_ONLY_HOOKS = new Set([
+  'onReady',
+  'onListen',
+  'onClose',
+  'onUpgrade',
+  'onOpen',
+  'onEvent',
+  'aroundEvent',
+  'onSocketClose',
+  'onPublish',
+  'onDeliver',
+]);
 
 /**
  * A router with plugins, hooks and decorators. The App is the root scope; `register` makes

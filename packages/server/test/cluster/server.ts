@@ -26,6 +26,13 @@ const server = await cluster(
     const app = new App({ tls: env.APP_NO_TLS ? undefined : tls, logger: jsonLogger('warn'), coalescePublishes: env.COALESCE === '1' });
     if (env.METRICS_TIMEOUT) app.use(metrics({ clusterTimeout: Number(env.METRICS_TIMEOUT) }));
     if (env.STATIC_DIR) app.static('/static', env.STATIC_DIR);
+    // bus-meta.test.ts: publishes carry metadata naming their worker; deliveries record what came with them.
+    const heard: unknown[] = [];
+    if (env.BUS_META === '1') {
+      app.addHook('onPublish', (_topic, info) => ({ worker: String(app.worker), event: String(info.event) }));
+      app.addHook('onDeliver', (topic, meta) => void heard.push({ topic, ...meta }));
+    }
+    app.get('/heard', () => ({ worker: app.worker, heard }));
     app.get('/log', () => {
       app.logger.warn('a line from the app');
       return { worker: app.worker };

@@ -7,8 +7,15 @@ import type { Logger } from '../../core/logger.ts';
 
 export type BusMessage = string | Uint8Array | ArrayBuffer;
 
-/** Delivers a message that came from the bus to this process's subscribers of `topic`. */
-export type BusDelivery = (topic: string, message: BusMessage, isBinary: boolean) => void;
+/**
+ * Metadata carried beside a message (never shown to browsers): what the app's onPublish hooks
+ * returned (publish-hooks.ts), e.g. a W3C `traceparent`. Absent on most messages: a bus
+ * sends exactly the bytes it sent before metadata existed when there is none.
+ */
+export type BusMeta = Record<string, string>;
+
+/** Delivers a message that came from the bus to this process's subscribers of `topic`, with its metadata when it had some. */
+export type BusDelivery = (topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta) => void;
 
 /** What the app lends its bus at start: its logger, and its local subscriber counts. */
 export interface BusHost {
@@ -32,9 +39,11 @@ export interface Bus {
   start(deliver: BusDelivery, host?: BusHost): void | Promise<void>;
   /**
    * This process published `message` (already delivered locally): send it to the others.
-   * Synchronous and non-blocking: queue it if the transport is busy. Never throws.
+   * Synchronous and non-blocking: queue it if the transport is busy. Never throws. `meta`,
+   * when given, travels with it and comes out of the other side's `deliver`; a bus that
+   * cannot carry it drops it (the message still goes).
    */
-  publish(topic: string, message: BusMessage, isBinary: boolean): void;
+  publish(topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta): void;
   /**
    * Local interest changed: `true` when `topic` got its first subscriber in this process,
    * `false` when its last one left. A bus subscribes to a topic's channel only while

@@ -4,9 +4,10 @@
 // drops the broker's echo of them, checks what arrives before local fan-out, bounds what
 // waits for a slow or absent broker, batches interest changes and keeps the cluster-wide
 // subscriber counts (docs/scaling.md).
-import type { Bus, BusDelivery, BusHost, BusMessage } from '../bus.ts';
+import type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from '../bus.ts';
 import { silentLogger, type Logger } from '../../../core/logger.ts';
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
+import { META_FLAG, metaJson, payloadStart, readMeta } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
 import { checkKnownKeys } from '../../../core/options-check.ts';
@@ -130,6 +131,7 @@ export class BrokerBus implements Bus {
   private received = 0;
   private rejected = 0;
   private tooBig = 0;
+  private metaTooBig = 0;
   private readonly link: BrokerLink;
   private readonly transport: BrokerTransport;
 
@@ -167,7 +169,7 @@ export class BrokerBus implements Bus {
     }
   }
 
-  publish(topic: string, message: BusMessage, isBinary: boolean): void {
+  publish(topic: string, message: BusMessage, isBinary: boolean, meta?: BusMeta): void {
     if (this.closed) return;
     const size = typeof message === 'string' ? message.length : message.byteLength;
     // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: only measure near the limit.
@@ -183,7 +185,7 @@ export class BrokerBus implements Bus {
         );
       return;
     }
-    const frame = encodeFrame(this.origin, isBinary ? FrameKind.Binary : FrameKind.Text, message);
+    const frame = encodeFrame(this.origin, isBinary ? FrameKind.Binary : FrameKind.Text, message, meta && this.metaBytes(topic, meta));
     if (!this.outbox.push(topic, frame)) {
       const n = this.outbox.dropped;
       if ((n & (n - 1)) === 0)
@@ -192,6 +194,15 @@ export class BrokerBus implements Bus {
           `${this.transport.name} bus: publish queue full, message not sent to other servers`,
         );
     }
+  }
+
+  /** Metadata's frame bytes; too large, it is left out (the message still goes) and logged. */
+  private metaBytes(topic: string, meta: BusMeta): Buffer | undefined {
+    const json = metaJson(meta);
+    if (json !== null) return json;
+    const n = ++this.metaTooBig;
+    if ((n & (n - 1)) === 0) this.logger.warn({ topic, count: n }, 'bus: publish metadata over 4 KiB left out');
+    return undefined;
   }
 
   interest(topic: string, interested: boolean): void {
@@ -325,7 +336,7 @@ export class BrokerBus implements Bus {
     const problem = checkFrame(frame, this.options.maxMessageSize);
     if (problem !== null) return this.reject(topic, problem);
     if (sentBy(frame, this.origin, this.echoBytes)) return; // the broker's echo of our own (or a sibling worker's) publish
-    const kind = frame[2]!;
+    const kind = frame[2]! & ~META_FLAG;
     if (topic === null) {
       if (kind !== FrameKind.Presence) return this.reject(topic, 'a message on the presence channel');
       const refused = this.presence.receive(
@@ -338,9 +349,16 @@ export class BrokerBus implements Bus {
     if (kind === FrameKind.Presence) return this.reject(topic, 'a presence frame on a topic channel');
     // Arrivals for a topic nobody here watches any more (the unsubscribe is on its way).
     if (!this.interested.has(topic) || this.deliver === null) return;
+    let meta: BusMeta | undefined;
+    if (kind !== frame[2]) {
+      const read = readMeta(frame);
+      if (typeof read === 'string') return this.reject(topic, read);
+      meta = read;
+    }
     this.delivered++;
     try {
-      this.deliver(topic, frame.subarray(HEADER_BYTES), kind === FrameKind.Binary);
+      if (meta === undefined) this.deliver(topic, frame.subarray(HEADER_BYTES), kind === FrameKind.Binary);
+      else this.deliver(topic, frame.subarray(payloadStart(frame)), kind === FrameKind.Binary, meta);
     } catch (err) {
       this.logger.error({ err, topic }, 'bus: local delivery failed');
     }

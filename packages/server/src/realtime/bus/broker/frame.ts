@@ -18,6 +18,15 @@ export const PROCESS_BYTES = 6;
 export const FrameKind = { Text: 0, Binary: 1, Presence: 2 } as const;
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
+/**
+ * Set on the kind byte of a Text or Binary frame that carries metadata (Bus.publish's `meta`):
+ * a 2-byte big-endian length, that many bytes of JSON (an object of strings), then the
+ * message. Frames without metadata are the version-1 bytes exactly.
+ */
+export const META_FLAG = 0x80;
+/** Largest metadata (its JSON bytes) a frame carries. */
+export const MAX_META_BYTES = 4096;
+
 /** A random id for one bus instance (one process, or one worker with its own connection). */
 export function newOrigin(): Buffer {
   const origin = Buffer.allocUnsafe(ORIGIN_BYTES);
@@ -25,22 +34,55 @@ export function newOrigin(): Buffer {
   return origin;
 }
 
-/** The frame for one message: a single allocation, the payload copied once. */
-export function encodeFrame(origin: Buffer, kind: FrameKind, message: string | Uint8Array | ArrayBuffer): Buffer {
+/**
+ * The frame for one message: a single allocation, the payload copied once. `meta` is
+ * metadata's JSON (metaJson()), or undefined for none.
+ */
+export function encodeFrame(origin: Buffer, kind: FrameKind, message: string | Uint8Array | ArrayBuffer, meta?: Buffer): Buffer {
+  const at = meta === undefined ? HEADER_BYTES : HEADER_BYTES + 2 + meta.byteLength;
   let frame: Buffer;
   if (typeof message === 'string') {
-    frame = Buffer.allocUnsafe(HEADER_BYTES + Buffer.byteLength(message));
-    frame.write(message, HEADER_BYTES);
+    frame = Buffer.allocUnsafe(at + Buffer.byteLength(message));
+    frame.write(message, at);
   } else {
     const bytes = message instanceof Uint8Array ? message : new Uint8Array(message);
-    frame = Buffer.allocUnsafe(HEADER_BYTES + bytes.byteLength);
-    frame.set(bytes, HEADER_BYTES);
+    frame = Buffer.allocUnsafe(at + bytes.byteLength);
+    frame.set(bytes, at);
   }
   frame[0] = FRAME_MAGIC;
   frame[1] = FRAME_VERSION;
-  frame[2] = kind;
+  frame[2] = meta === undefined ? kind : kind | META_FLAG;
   origin.copy(frame, 3);
+  if (meta !== undefined) {
+    frame.writeUInt16BE(meta.byteLength, HEADER_BYTES);
+    meta.copy(frame, HEADER_BYTES + 2);
+  }
   return frame;
+}
+
+/** Metadata as frame bytes, or null when its JSON is over MAX_META_BYTES. */
+export function metaJson(meta: Record<string, string>): Buffer | null {
+  const json = Buffer.from(JSON.stringify(meta));
+  return json.byteLength > MAX_META_BYTES ? null : json;
+}
+
+/** Where a sound frame's message starts (after the metadata, when it has some). */
+export function payloadStart(frame: Uint8Array): number {
+  return (frame[2]! & META_FLAG) === 0 ? HEADER_BYTES : HEADER_BYTES + 2 + ((frame[HEADER_BYTES]! << 8) | frame[HEADER_BYTES + 1]!);
+}
+
+/** A frame's metadata (checkFrame() passed it): its object, or a reason it is unreadable. */
+export function readMeta(frame: Uint8Array): Record<string, string> | string {
+  const length = (frame[HEADER_BYTES]! << 8) | frame[HEADER_BYTES + 1]!;
+  let meta: unknown;
+  try {
+    meta = JSON.parse(Buffer.from(frame.buffer, frame.byteOffset + HEADER_BYTES + 2, length).toString());
+  } catch {
+    return 'metadata is not JSON';
+  }
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return 'metadata is not an object';
+  for (const key in meta) if (typeof (meta as Record<string, unknown>)[key] !== 'string') return 'metadata values must be strings';
+  return meta as Record<string, string>;
 }
 
 /** Why a frame was refused, or null when it is sound. Never throws. */
@@ -49,12 +91,19 @@ export function checkFrame(frame: Uint8Array, maxPayload: number): string | null
   if (frame.byteLength < HEADER_BYTES) return 'shorter than the header';
   if (frame[0] !== FRAME_MAGIC) return 'not a Tachyon bus frame';
   if (frame[1] !== FRAME_VERSION) return `unknown frame version ${frame[1]}`;
-  const kind = frame[2];
-  if (kind !== FrameKind.Text && kind !== FrameKind.Binary && kind !== FrameKind.Presence) return `unknown frame kind ${kind}`;
-  if (frame.byteLength - HEADER_BYTES > maxPayload)
-    return `payload over maxMessageSize (${frame.byteLength - HEADER_BYTES} > ${maxPayload} bytes)`;
+  const kind = frame[2]! & ~META_FLAG;
+  if (kind !== FrameKind.Text && kind !== FrameKind.Binary && kind !== FrameKind.Presence) return `unknown frame kind ${frame[2]}`;
+  let start = HEADER_BYTES;
+  if ((frame[2]! & META_FLAG) !== 0) {
+    if (kind === FrameKind.Presence) return 'a presence frame with metadata';
+    if (frame.byteLength < HEADER_BYTES + 2) return 'shorter than its metadata length';
+    start = payloadStart(frame);
+    if (start - HEADER_BYTES - 2 > MAX_META_BYTES) return `metadata over ${MAX_META_BYTES} bytes`;
+    if (start > frame.byteLength) return 'shorter than its metadata';
+  }
+  if (frame.byteLength - start > maxPayload) return `payload over maxMessageSize (${frame.byteLength - start} > ${maxPayload} bytes)`;
   // A text message goes out to browsers as a text frame: it must be valid UTF-8.
-  if (kind !== FrameKind.Binary && !isUtf8(frame.subarray(HEADER_BYTES))) return 'text payload is not valid UTF-8';
+  if (kind !== FrameKind.Binary && !isUtf8(frame.subarray(start))) return 'text payload is not valid UTF-8';
   return null;
 }
 
