@@ -4,17 +4,17 @@
 // finish, sockets get 1001, sveltekit:shutdown in each worker) and the process exits 0.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { connect, type Connection } from '@tachyon/client';
+import { connect, type Live } from '@tachyon/client';
 import { buildFixture, startServer, type Running } from './helpers/fixture.ts';
 import { raw } from './helpers/suite.ts';
 
 /** Opens clients until sockets sit on `threads` different worker threads; returns them with their thread. */
-async function spread(url: string, threads: number): Promise<{ live: Connection; thread: number }[]> {
-  const out: { live: Connection; thread: number }[] = [];
+async function spread(url: string, threads: number): Promise<{ live: Live; thread: number }[]> {
+  const out: { live: Live; thread: number }[] = [];
   for (let i = 0; i < 16 && new Set(out.map((c) => c.thread)).size < threads; i++) {
     const live = connect(url.replace('http', 'ws') + '/ws', { maxRetries: 0 });
     await live.ready;
-    out.push({ live, thread: await live.request<number>('thread') });
+    out.push({ live, thread: (await live.request('thread')) as number });
   }
   return out;
 }
@@ -98,7 +98,7 @@ describe('WORKERS=2: the built app on cluster()', { timeout: 300_000 }, () => {
     const dead = (JSON.parse(res.body.toString()) as { exiting: number }).exiting;
     assert.ok(threads.has(dead));
     // The replacement is a new thread; until it serves, the other worker answers.
-    let after: { live: Connection; thread: number }[] = [];
+    let after: { live: Live; thread: number }[] = [];
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
       assert.equal((await raw(server.url, { path: '/' })).status, 200);
