@@ -4,7 +4,7 @@
 // client helpers (latest, count, crud, lookup, once, presence) following server events.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ensureChromium, playwright } from './helpers/chromium.ts';
+import { launchChromium } from './helpers/chromium.ts';
 import { buildFixture, startServer, type Running } from './helpers/fixture.ts';
 
 describe('in a real browser (chromium)', { timeout: 300_000 }, () => {
@@ -12,13 +12,8 @@ describe('in a real browser (chromium)', { timeout: 300_000 }, () => {
   let browser: import('playwright-core').Browser;
 
   before(async () => {
-    const executablePath = ensureChromium();
     server = await startServer(buildFixture('kit3'));
-    browser = await playwright().chromium.launch({
-      executablePath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureChromium, playwright } from './helpers/chromium.ts';
+import { launchChromium } from './helpers/chromium.ts';
 import { buildSverdle, startServer, type Running } from './helpers/fixture.ts';
 
 /** adapter-node prints the PORT it was given, so the test picks a free one. */
@@ -88,17 +88,12 @@ describe('a SvelteKit app we did not write (the sv create demo) in Chromium, on 
   let browser: Browser;
 
   before(async () => {
-    const executablePath = ensureChromium();
     dir = buildSverdle();
     tachyon = await startServer(dir, { PORT: String(await freePort()) });
     // adapter-node needs ORIGIN behind no proxy (it does not trust the connection's protocol), or form actions fail its CSRF check.
     const nodePort = await freePort();
     node = await startServer(dir, { PORT: String(nodePort), ORIGIN: `http://127.0.0.1:${nodePort}` }, 'build-node/index.js');
-    browser = await playwright().chromium.launch({
-      executablePath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
