@@ -44,6 +44,16 @@ describe('environment', () => {
     assert.equal(env.shutdownTimeout, 30);
     assert.equal(env.xffDepth, 1);
     assert.equal(env.origin, undefined);
+    assert.equal(env.workers, undefined, 'WORKERS unset: one process');
+  });
+
+  it('reads WORKERS (a number or auto, with the prefix too) and refuses anything else', () => {
+    assert.equal(readEnv('', undefined, { WORKERS: '2' }).workers, 2);
+    assert.equal(readEnv('', undefined, { WORKERS: ' auto ' }).workers, 'auto');
+    assert.equal(readEnv('', undefined, { WORKERS: '' }).workers, undefined);
+    assert.equal(readEnv('APP_', undefined, { APP_WORKERS: '4' }).workers, 4);
+    for (const bad of ['two', '-1', '1.5', '2000', 'AUTO'])
+      assert.throws(() => readEnv('', undefined, { WORKERS: bad }), /Invalid value for environment variable WORKERS/, bad);
   });
 
   it('parses BODY_SIZE_LIMIT like adapter-node', () => {

@@ -777,3 +777,68 @@ describe('static files: precompressed (variants made at build time)', () => {
     }
   });
 });
+
+describe('static files: precompressed, over the memory threshold (streamed from disk)', () => {
+  test('the build variants are streamed too: br/gzip negotiated, own ETags and 304s, identity ranges, identity when a variant is gone', async () => {
+    const { brotliCompressSync, gzipSync } = await import('node:zlib');
+    const tmp = await mkdtemp(join(tmpdir(), 'tachyon-precompressed-large-'));
+    try {
+      const json = Buffer.from(JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ i, name: `place ${i}` }))));
+      const br = brotliCompressSync(json);
+      const gz = gzipSync(json);
+      await writeFile(join(tmp, 'data.json'), json);
+      await writeFile(join(tmp, 'data.json.br'), br);
+      await writeFile(join(tmp, 'data.json.gz'), gz);
+      // A variant no smaller than the file is not one.
+      const noise = randomBytes(4096);
+      await writeFile(join(tmp, 'noise.bin'), noise);
+      await writeFile(join(tmp, 'noise.bin.gz'), gzipSync(noise));
+      const files = await createStatic(tmp, { precompressed: true, memoryThreshold: 1024 });
+      assert.equal(files.size, 2);
+      const app = new App();
+      app.get('/*', files.handler);
+      const srv = await start(app);
+      try {
+        const b = await request(srv.port, '/data.json', { 'accept-encoding': 'br, gzip' });
+        assert.equal(b.status, 200);
+        assert.equal(b.headers['content-encoding'], 'br');
+        assert.equal(b.headers['content-length'], String(br.length));
+        assert.equal(b.headers.vary, 'Accept-Encoding');
+        assert.match(b.headers.etag!, /-br"$/);
+        assert.ok(b.body.equals(br), "the build's brotli bytes, from disk");
+        const g = await request(srv.port, '/data.json', { 'accept-encoding': 'gzip' });
+        assert.equal(g.headers['content-encoding'], 'gzip');
+        assert.ok(gunzipSync(g.body).equals(json));
+        const id = await request(srv.port, '/data.json');
+        assert.equal(id.headers['content-encoding'], undefined);
+        assert.ok(id.body.equals(json));
+        assert.doesNotMatch(id.headers.etag!, /-(br|gz)"$/);
+        // Each representation revalidates with its own tag.
+        assert.equal((await request(srv.port, '/data.json', { 'accept-encoding': 'br', 'if-none-match': b.headers.etag! })).status, 304);
+        assert.equal((await request(srv.port, '/data.json', { 'accept-encoding': 'gzip', 'if-none-match': b.headers.etag! })).status, 200);
+        // Ranges are of the identity bytes, whatever the client accepts.
+        const part = await request(srv.port, '/data.json', { 'accept-encoding': 'br', range: 'bytes=100-199' });
+        assert.equal(part.status, 206);
+        assert.equal(part.headers['content-encoding'], undefined);
+        assert.ok(part.body.equals(json.subarray(100, 200)));
+        const n = await request(srv.port, '/noise.bin', { 'accept-encoding': 'gzip' });
+        assert.equal(n.headers['content-encoding'], undefined);
+        assert.ok(n.body.equals(noise));
+        assert.equal((await request(srv.port, '/data.json.br')).status, 404);
+        // The variant deleted after loading: the identity bytes, not an error.
+        await unlink(join(tmp, 'data.json.br'));
+        const gone = await request(srv.port, '/data.json', { 'accept-encoding': 'br' });
+        assert.equal(gone.status, 200);
+        assert.equal(gone.headers['content-encoding'], undefined);
+        assert.ok(gone.body.equals(json));
+        const head = await request(srv.port, '/data.json', { 'accept-encoding': 'gzip' }, 'HEAD');
+        assert.equal(head.headers['content-length'], String(gz.length));
+        assert.equal(head.body.length, 0);
+      } finally {
+        await srv.close();
+      }
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});

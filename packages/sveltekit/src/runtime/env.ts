@@ -20,6 +20,8 @@ export interface ServerEnv {
   idleTimeout: number;
   sslCert: string | undefined;
   sslKey: string | undefined;
+  /** WORKERS: worker threads under Tachyon's cluster() ('auto': one per core); undefined (unset): one process, no threads. */
+  workers: number | 'auto' | undefined;
 }
 
 /** Variables read with the prefix (as adapter-node's list, plus SSL_CERT/SSL_KEY and ORIGIN). */
@@ -40,6 +42,7 @@ const EXPECTED = new Set([
   'HEADERS_TIMEOUT',
   'SSL_CERT',
   'SSL_KEY',
+  'WORKERS',
 ]);
 
 const INTEGER = /^\d+$/;
@@ -120,6 +123,10 @@ export function readEnv(prefix: string, bakedOrigin: string | undefined, env: No
   const sslKey = get('SSL_KEY') || undefined;
   if ((sslCert === undefined) !== (sslKey === undefined)) throw new Error(`${prefix}SSL_CERT and ${prefix}SSL_KEY must be set together`);
 
+  const workersRaw = get('WORKERS')?.trim() || undefined;
+  if (workersRaw !== undefined && workersRaw !== 'auto' && !(INTEGER.test(workersRaw) && Number(workersRaw) <= 1024))
+    invalid(prefix + 'WORKERS', workersRaw, "should be 'auto' or a number of worker threads from 0 to 1024");
+
   return {
     host,
     port: Number(portRaw),
@@ -134,5 +141,6 @@ export function readEnv(prefix: string, bakedOrigin: string | undefined, env: No
     idleTimeout: seconds('IDLE_TIMEOUT', 0),
     sslCert,
     sslKey,
+    workers: workersRaw === undefined || workersRaw === 'auto' ? workersRaw : Number(workersRaw),
   };
 }

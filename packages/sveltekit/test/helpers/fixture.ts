@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type KitVersion = 'kit3' | 'kit2';
@@ -23,26 +23,50 @@ function hashTree(hash: ReturnType<typeof createHash>, dir: string, root: string
   }
 }
 
-function run(cmd: string, args: string[], cwd: string, what: string): void {
+function run(cmd: string, args: string[], cwd: string, what: string, env: Record<string, string> = {}): void {
   const r = spawnSync(cmd, args, {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
-    env: { ...process.env, NODE_ENV: 'production' },
+    // npm runs under this Node (engine-strict apps refuse an older system node).
+    env: { ...process.env, NODE_ENV: 'production', PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, ...env },
   });
   if (r.status !== 0) throw new Error(`${what} failed in ${cwd} (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
+}
+
+/** Installs an app's own dependencies (once, and when its lockfile changed). */
+function install(dir: string, what: string): void {
+  const lock = join(dir, 'package-lock.json');
+  const installed = join(dir, 'node_modules', '.package-lock.json');
+  if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    run(npm, ['ci', '--no-audit', '--no-fund', '--legacy-peer-deps'], dir, `npm ci (${what})`);
+  }
 }
 
 /** Installs the fixture's SvelteKit, Vite and Svelte (once, and when its lockfile changed); returns its directory. */
 export function installFixture(kit: KitVersion): string {
   const dir = join(FIXTURE, kit);
-  const lock = join(dir, 'package-lock.json');
-  const installed = join(dir, 'node_modules', '.package-lock.json');
-  if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    run(npm, ['ci', '--no-audit', '--no-fund', '--legacy-peer-deps'], dir, `npm ci (${kit} fixture)`);
-  }
+  install(dir, `${kit} fixture`);
   return dir;
+}
+
+/** Runs `vite build` in `dir` unless the app's inputs and this package's dist/ are unchanged since `stamp` was written. */
+function buildIfChanged(dir: string, out: string, stamp: string, what: string, env: Record<string, string> = {}): void {
+  const hash = createHash('sha256');
+  for (const f of ['package-lock.json', 'vite.config.js', 'vite.config.ts', 'svelte.config.js'])
+    if (existsSync(join(dir, f))) hash.update(f).update(readFileSync(join(dir, f)));
+  hashTree(hash, join(dir, 'src'), dir);
+  hashTree(hash, join(dir, 'static'), dir);
+  hashTree(hash, join(PACKAGE, 'dist'), PACKAGE);
+  hash.update(JSON.stringify(env));
+  const key = hash.digest('hex');
+  const stampFile = join(dir, stamp);
+  if (!(existsSync(stampFile) && readFileSync(stampFile, 'utf8') === key && existsSync(join(dir, out, 'index.js')))) {
+    rmSync(stampFile, { force: true });
+    run(process.execPath, [join(dir, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], dir, `vite build (${what})`, env);
+    writeFileSync(stampFile, key);
+  }
 }
 
 /** Installs (once) and builds (when inputs changed) the fixture for `kit`; returns its directory. */
@@ -52,22 +76,20 @@ export function buildFixture(kit: KitVersion): string {
   rmSync(join(dir, 'src'), { recursive: true, force: true });
   cpSync(join(FIXTURE, 'src'), join(dir, 'src'), { recursive: true });
   cpSync(join(FIXTURE, 'static'), join(dir, 'static'), { recursive: true });
-
   installFixture(kit);
+  buildIfChanged(dir, 'build', '.build-stamp', `${kit} fixture`);
+  return dir;
+}
 
-  const hash = createHash('sha256');
-  for (const f of ['package-lock.json', 'vite.config.js', 'svelte.config.js'])
-    if (existsSync(join(dir, f))) hash.update(f).update(readFileSync(join(dir, f)));
-  hashTree(hash, join(dir, 'src'), dir);
-  hashTree(hash, join(dir, 'static'), dir);
-  hashTree(hash, join(PACKAGE, 'dist'), PACKAGE);
-  const key = hash.digest('hex');
-  const stamp = join(dir, '.build-stamp');
-  if (!(existsSync(stamp) && readFileSync(stamp, 'utf8') === key && existsSync(join(dir, 'build', 'index.js')))) {
-    rmSync(stamp, { force: true });
-    run(process.execPath, [join(dir, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], dir, `vite build (${kit} fixture)`);
-    writeFileSync(stamp, key);
-  }
+/**
+ * The SvelteKit demo app (test/fixture/sverdle, from `sv create --template demo`), installed
+ * and built with @tachyon/sveltekit (build/) and with adapter-node (build-node/); returns its directory.
+ */
+export function buildSverdle(): string {
+  const dir = join(FIXTURE, 'sverdle');
+  install(dir, 'sverdle app');
+  buildIfChanged(dir, 'build', '.build-stamp', 'sverdle, @tachyon/sveltekit');
+  buildIfChanged(dir, 'build-node', '.build-stamp-node', 'sverdle, adapter-node', { ADAPTER: 'node' });
   return dir;
 }
 

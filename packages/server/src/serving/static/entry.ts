@@ -18,11 +18,17 @@ export interface Source {
   hash: string;
   br: Buffer | undefined;
   gzip: Buffer | undefined;
+  /** Large files with `precompressed`: the build's `<file>.br` / `<file>.gz`, streamed from disk like the file. */
+  brFile?: string | undefined;
+  gzipFile?: string | undefined;
 }
 
 /** One representation of a file, with its header lists ready to write. */
 export interface Variant {
+  /** Empty for large files: they are streamed from disk. */
   body: Buffer;
+  /** A large file's precompressed variant: the path of its `.br`/`.gz` file (undefined for identity). */
+  file: string | undefined;
   etag: string | undefined;
   /** For 200 (and 206, identity only). */
   headers: PreparedHeaders;
@@ -72,7 +78,7 @@ interface Common {
   withEtag: boolean;
 }
 
-function buildVariant(common: Common, body: Buffer, suffix: string, encoding: string | undefined): Variant {
+function buildVariant(common: Common, body: Buffer, suffix: string, encoding: string | undefined, file?: string): Variant {
   const etag = common.withEtag ? `"${common.tag}${suffix}"` : undefined;
   const headers: Record<string, string> = { 'content-type': common.type };
   const notModified: Record<string, string> = {};
@@ -82,7 +88,7 @@ function buildVariant(common: Common, body: Buffer, suffix: string, encoding: st
   headers['accept-ranges'] = 'bytes';
   if (common.vary !== undefined) headers.vary = notModified.vary = common.vary;
   if (encoding !== undefined) headers['content-encoding'] = encoding;
-  return { body, etag, headers: prepareHeaders(headers), notModified: prepareHeaders(notModified) };
+  return { body, file, etag, headers: prepareHeaders(headers), notModified: prepareHeaders(notModified) };
 }
 
 /** Builds the per-request-ready entry of a source. `extraVary` is added to Vary (the SPA fallback varies on Accept). */
@@ -90,7 +96,7 @@ export function buildEntry(src: Source, c: StaticConfig, extraVary: string | und
   const large = src.body === undefined;
   const mtimeSec = Math.floor(src.mtimeMs / 1000) * 1000;
   const lastModified = c.lastModified ? new Date(mtimeSec).toUTCString() : undefined;
-  const mask = (src.br ? VARIANT_BR : 0) | (src.gzip ? VARIANT_GZIP : 0);
+  const mask = (src.br || src.brFile ? VARIANT_BR : 0) | (src.gzip || src.gzipFile ? VARIANT_GZIP : 0);
   const varyList = [];
   if (mask !== 0) varyList.push('Accept-Encoding');
   if (extraVary !== undefined) varyList.push(extraVary);
@@ -112,8 +118,12 @@ export function buildEntry(src: Source, c: StaticConfig, extraVary: string | und
     mtimeSec,
     lastModified,
     identity: buildVariant(common, src.body ?? EMPTY, '', undefined),
-    br: src.br ? buildVariant(common, src.br, '-br', 'br') : undefined,
-    gzip: src.gzip ? buildVariant(common, src.gzip, '-gz', 'gzip') : undefined,
+    br: src.br ? buildVariant(common, src.br, '-br', 'br') : src.brFile ? buildVariant(common, EMPTY, '-br', 'br', src.brFile) : undefined,
+    gzip: src.gzip
+      ? buildVariant(common, src.gzip, '-gz', 'gzip')
+      : src.gzipFile
+        ? buildVariant(common, EMPTY, '-gz', 'gzip', src.gzipFile)
+        : undefined,
     mask,
     unsatisfiable,
   };

@@ -199,6 +199,10 @@ export class FileTable {
       src.hash = loaded.hash;
       src.br = loaded.br;
       src.gzip = loaded.gzip;
+    } else if (c.precompressed) {
+      // Streamed from disk: so are its build-time variants (only their size is checked here).
+      src.brFile = await smallerSibling(real + '.br', st.size);
+      src.gzipFile = await smallerSibling(real + '.gz', st.size);
     }
     return buildEntry(src, c, undefined);
   }
@@ -262,6 +266,16 @@ async function readVariants(loaded: LoadedBytes, real: string): Promise<LoadedBy
   if (br !== undefined && br.length < loaded.body.length) loaded.br = br;
   if (gz !== undefined && gz.length < loaded.body.length) loaded.gzip = gz;
   return loaded;
+}
+
+/** `path` when it is a regular file smaller than `size` (a variant worth sending), else undefined. */
+async function smallerSibling(path: string, size: number): Promise<string | undefined> {
+  try {
+    const st = await stat(path);
+    return st.isFile() && st.size < size ? path : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs `fn` over `items` with bounded concurrency. */

@@ -3,7 +3,7 @@
 // re-checked and streamed from disk. Refusals are HttpErrors (400, 403, 405), so the
 // route's error handlers answer them like any other error; misses go to `notFound`.
 import { constants as fsc } from 'node:fs';
-import { open, realpath } from 'node:fs/promises';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { HttpError } from '../../http/errors.ts';
 import type { Request } from '../../http/io/request.ts';
 import type { PreparedHeaders, Response } from '../../http/io/response.ts';
@@ -94,18 +94,15 @@ export class StaticHandler {
     }
   }
 
-  /** Large files: re-check the real path, open, stat, then stream (with backpressure) or answer from the stat. */
+  /**
+   * Large files: re-check the real path, open, stat, then stream (with backpressure) or answer
+   * from the stat. A negotiated `.br`/`.gz` variant (precompressed builds) is streamed from its
+   * own file; ranges are always of the identity bytes, as for files in memory.
+   */
   private async serveLarge(e: Entry, req: Request<any>, res: Response, extraVary: string | undefined): Promise<unknown> {
     const src = e.src;
-    let fh;
-    try {
-      const real = await realpath(src.abs);
-      if (!this.files.inside(real)) return this.notFound(req, res);
-      fh = await open(real, fsc.O_RDONLY | fsc.O_NOFOLLOW);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES')) return this.notFound(req, res);
-      throw err;
-    }
+    let fh = await this.openInside(src.abs);
+    if (fh === undefined) return this.notFound(req, res);
     let handedOff = false;
     try {
       const st = await fh.stat();
@@ -113,10 +110,11 @@ export class StaticHandler {
       // Changed on disk since loaded: answer from what is there now.
       const cur = st.size !== src.size || st.mtimeMs !== src.mtimeMs ? this.files.refreshed(e, st.size, st.mtimeMs, extraVary) : e;
       if (res.finished) return;
-      const d = decide(cur, cur.identity, req);
+      let v = this.picker.pick(cur, req);
+      const d = decide(cur, v, req);
       if (d === NOT_MODIFIED) {
         res.status(304);
-        writeHeaders(res, cur.identity.notModified);
+        writeHeaders(res, v.notModified);
         return res.end();
       }
       if (d === UNSATISFIABLE) {
@@ -126,18 +124,44 @@ export class StaticHandler {
       }
       let start = 0;
       let end = cur.size - 1;
-      writeHeaders(res, cur.identity.headers);
       if (d === PARTIAL) {
+        v = cur.identity;
         start = range.start;
         end = range.end;
-        res.status(206).header('content-range', `bytes ${start}-${end}/${cur.size}`);
+      } else if (v.file !== undefined) {
+        // The variant's own file; gone or unreadable since loading: the identity bytes instead.
+        const variant = await this.openInside(v.file);
+        const vst = variant === undefined ? undefined : await variant.stat().catch(() => undefined);
+        if (variant !== undefined && vst?.isFile()) {
+          await fh.close().catch(() => {});
+          fh = variant;
+          end = vst.size - 1;
+        } else {
+          await variant?.close().catch(() => {});
+          v = cur.identity;
+        }
+        if (res.finished) return;
       }
+      writeHeaders(res, v.headers);
+      if (d === PARTIAL) res.status(206).header('content-range', `bytes ${start}-${end}/${cur.size}`);
       if (end < start) return res.end(); // empty file
       handedOff = true;
       // A known length: Content-Length on GET (no chunked encoding), the exact length on HEAD.
       await res.stream(fh.createReadStream({ start, end }), { length: end - start + 1 });
     } finally {
       if (!handedOff) await fh.close().catch(() => {});
+    }
+  }
+
+  /** Opens `abs` when its real path is still inside the root (no symlink swapped in since loading); undefined when gone. */
+  private async openInside(abs: string): Promise<FileHandle | undefined> {
+    try {
+      const real = await realpath(abs);
+      if (!this.files.inside(real)) return undefined;
+      return await open(real, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES')) return undefined;
+      throw err;
     }
   }
 }
