@@ -40,7 +40,9 @@ function install(dir: string, what: string): void {
   const installed = join(dir, 'node_modules', '.package-lock.json');
   if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    run(npm, ['ci', '--no-audit', '--no-fund', '--legacy-peer-deps'], dir, `npm ci (${what})`);
+    // --include=dev: run() sets NODE_ENV=production (for the builds), which would make npm leave out
+    // devDependencies, where a scaffolded app (the sverdle demo) lists everything.
+    run(npm, ['ci', '--no-audit', '--no-fund', '--legacy-peer-deps', '--include=dev'], dir, `npm ci (${what})`);
   }
 }
 
