@@ -48,7 +48,10 @@ if (warmupMin >= minutes) {
  * holds open at any instant, the event-loop delay by a factor.
  */
 const BOUNDS = {
-  rss: { share: 0.05, bytes: 12 << 20 },
+  // A short run (CI's 3 minutes) can end inside the allocator's one-time step up: 117.9 ->
+  // 129.7 MB at about 135 s in the run of 2026-11-27, flat before and after. Heap after gc()
+  // and descriptors are the leak checks there; the tight RSS bound needs a longer run.
+  rss: { share: 0.05, bytes: (minutes < 10 ? 24 : 12) << 20 },
   heap: { share: 0.05, bytes: 4 << 20 },
   fds: 24,
   handles: 24,
