@@ -13,21 +13,26 @@ export const LOADGEN_DIR = path.join(BENCH_DIR, 'loadgen');
 export const LOADGEN_BIN = path.join(LOADGEN_DIR, 'target', 'release', 'loadgen');
 
 export function ensureWrk(log) {
-  if (which('wrk')) return 'present';
-  log('bench: wrk not found; installing it from Debian with `apt-get install -y wrk`');
-  if (!which('apt-get')) fail('wrk is not installed and apt-get is not available: install wrk (https://github.com/wg/wrk) and retry');
+  return ensureDebianTool('wrk', 'wrk', log);
+}
+
+/** A command from a Debian package, installed with apt-get when missing. */
+export function ensureDebianTool(command, pkg, log) {
+  if (which(command)) return 'present';
+  log(`bench: ${command} not found; installing it from Debian with \`apt-get install -y ${pkg}\``);
+  if (!which('apt-get')) fail(`${command} is not installed and apt-get is not available: install ${pkg} and retry`);
   const sudo = process.getuid?.() !== 0 && which('sudo') ? ['sudo'] : [];
   const apt = (...args) =>
     spawnSync(sudo[0] ?? 'apt-get', [...(sudo.length ? ['apt-get'] : []), ...args], {
       stdio: 'inherit',
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     }).status === 0;
-  if (!apt('install', '-y', 'wrk')) {
+  if (!apt('install', '-y', pkg)) {
     log('bench: apt-get install failed; running `apt-get update` and retrying');
-    if (!apt('update') || !apt('install', '-y', 'wrk')) fail('could not install wrk with apt-get');
+    if (!apt('update') || !apt('install', '-y', pkg)) fail(`could not install ${pkg} with apt-get`);
   }
-  if (!which('wrk')) fail('wrk still not found after apt-get install');
-  log('bench: wrk installed');
+  if (!which(command)) fail(`${command} still not found after apt-get install ${pkg}`);
+  log(`bench: ${pkg} installed`);
   return 'installed';
 }
 

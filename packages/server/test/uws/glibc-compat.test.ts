@@ -80,6 +80,26 @@ describe('glibc compat patch', () => {
     assert.throws(() => inspectElf(zeroEntsize), /malformed ELF/);
   });
 
+  // Fuzz finding (fuzz/targets/elf.mjs, 2026-11-27): a Verneed whose count says 65,535 over
+  // a Vernaux chain that does not advance made the reader visit the same entry 65,535 times
+  // (26-80 ms for a 2 KB file). The walk is now bounded by the section's size.
+  test('refuses a version chain that does not advance, without walking it 65,535 times', () => {
+    const looping = Buffer.from(original);
+    const shoff = Number(looping.readBigUInt64LE(0x28));
+    const shentsize = looping.readUInt16LE(0x3a);
+    let verneed = -1;
+    for (let i = 0; i < looping.readUInt16LE(0x3c); i++) {
+      const o = shoff + i * shentsize;
+      if (looping.readUInt32LE(o + 4) === 0x6ffffffe) verneed = Number(looping.readBigUInt64LE(o + 0x18)); // SHT_GNU_verneed
+    }
+    assert.ok(verneed > 0, 'the binary has .gnu.version_r');
+    const aux = verneed + looping.readUInt32LE(verneed + 8);
+    looping.writeUInt16LE(0xffff, verneed + 2); // vn_cnt
+    looping.writeUInt32LE(0, aux + 12); // vna_next: the chain stays on its first entry
+    assert.throws(() => inspectElf(looping), /malformed ELF: a version entry lies outside/);
+    assert.throws(() => patchBuffer(looping), /malformed ELF/);
+  });
+
   test('recognises exactly the GLIBC_2.38 load error', () => {
     assert.ok(isGlibc238Error("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by uws.node)"));
     assert.ok(!isGlibc238Error("version `GLIBC_2.39' not found"));
