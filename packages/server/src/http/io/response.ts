@@ -88,7 +88,7 @@ export class Response extends ResponseCore {
   setHeaders(headers: PreparedHeaders): this {
     if (this._state !== OPEN) return this._late('res.setHeaders()');
     if (!(headers instanceof PreparedHeaders)) throw new TypeError('res.setHeaders() takes a set made by prepareHeaders({ … })');
-    const lines = headers.lines;
+    const lines = headers._lines;
     const h = this._headers;
     if (h === null) {
       this._headers = lines.slice();
