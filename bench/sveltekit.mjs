@@ -4,7 +4,8 @@
 // pointed at the same binary as Tachyon's through `overrides`), plus raw uWebSockets.js
 // answering the same bytes (the ceiling) and two Tachyon layers for the "where the time
 // goes" table. Scenarios: SSR of a small page (`/`), a trivial +server.ts endpoint (`/hello`),
-// a 4 KiB static asset.
+// a 4 KiB static asset; and that asset from @tachyon/sveltekit with WORKERS=2 as a ratio to one
+// process (both unpinned, sharing the 2 cores with wrk: reported, not a scaling claim).
 //
 //   node bench/sveltekit.mjs                       # 3 runs of 3 s per (scenario, server)
 //   node bench/sveltekit.mjs --runs 5 --duration 5
@@ -72,6 +73,9 @@ const SERVERS = {
   '@tachyon/sveltekit': { argv: ['build-tachyon/index.js'] },
   'svelte-adapter-uws': { argv: ['build-uws/index.js'] },
   '@sveltejs/adapter-node': { argv: ['build-node/index.js'] },
+  // The WORKERS comparison: server and wrk on every core (`cpus`), so a second worker can run.
+  '@tachyon/sveltekit, unpinned': { argv: ['build-tachyon/index.js'], cpus: '0,1' },
+  '@tachyon/sveltekit WORKERS=2, unpinned': { argv: ['build-tachyon/index.js'], env: { WORKERS: '2' }, cpus: '0,1' },
 };
 let nextPort = 4300 + Math.floor(Math.random() * 500);
 
@@ -98,12 +102,17 @@ function waitPort(port, child, ms = 15_000) {
 async function start(name) {
   const spec = SERVERS[name];
   const port = nextPort++;
-  const child = spawn('taskset', ['-c', '0', NODE, ...spec.argv], {
+  const child = spawn('taskset', ['-c', spec.cpus ?? '0', NODE, ...spec.argv], {
     cwd: APP,
     env: { ...process.env, ...spec.env, PORT: String(port), HOST: '127.0.0.1', BENCH_HTML: HTML_FILE, NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitPort(port, child);
+  // A cluster's acceptor listens before its workers serve, answering 503 until then.
+  for (const until = Date.now() + 30_000; spec.env?.WORKERS && (await fetch(`http://127.0.0.1:${port}/`)).status === 503; ) {
+    if (Date.now() > until) throw new Error(`${name}: still 503 after 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return {
     port,
     async stop() {
@@ -113,10 +122,10 @@ async function start(name) {
   };
 }
 
-function wrk(port, urlPath, seconds, headers) {
+function wrk(port, urlPath, seconds, headers, cpus = '1') {
   const args = [
     '-c',
-    '1',
+    cpus,
     'wrk',
     '-t1',
     `-c${CONNECTIONS}`,
@@ -161,6 +170,16 @@ const ALL_SCENARIOS = [
     headers: [],
     servers: ['uws (raw)', '@tachyon/sveltekit', 'svelte-adapter-uws', '@sveltejs/adapter-node'],
   },
+  // WORKERS=2 against one process on the same asset. Both unpinned, wrk too: on 2 cores the
+  // generator takes a core's worth from the workers, so the ratio understates a larger machine.
+  {
+    name: 'static-4k-workers',
+    path: '/asset-4k.css',
+    headers: [],
+    servers: ['@tachyon/sveltekit, unpinned', '@tachyon/sveltekit WORKERS=2, unpinned'],
+    wrkCpus: '0,1',
+    ratioTo: '@tachyon/sveltekit, unpinned',
+  },
 ];
 const wanted = opts.scenarios?.split(',');
 const unknown = wanted?.filter((n) => !ALL_SCENARIOS.some((sc) => sc.name === n)) ?? [];
@@ -179,8 +198,8 @@ for (const sc of SCENARIOS) {
     for (const name of sc.servers) {
       const s = await start(name);
       try {
-        if (WARMUP > 0) wrk(s.port, sc.path, WARMUP, sc.headers);
-        const r = wrk(s.port, sc.path, DURATION, sc.headers);
+        if (WARMUP > 0) wrk(s.port, sc.path, WARMUP, sc.headers, sc.wrkCpus);
+        const r = wrk(s.port, sc.path, DURATION, sc.headers, sc.wrkCpus);
         if (r.errors) console.log(`  ${sc.name} ${name}: ${r.errors}`);
         results[sc.name][name].push(r.rps);
         console.log(`  ${sc.name} run ${run + 1} ${name}: ${Math.round(r.rps).toLocaleString('en-US')} req/s`);
@@ -201,6 +220,11 @@ for (const sc of SCENARIOS) {
   lines.push(
     `\n${sc.name} (${sc.path}${sc.headers.length ? ', ' + sc.headers.join(', ') : ''}), median of ${RUNS} x ${DURATION} s, ${CONNECTIONS} connections`,
   );
+  if (sc.ratioTo !== undefined) {
+    lines.push('| server | req/s | vs one process |', '|---|---:|---:|');
+    for (const [n, v] of Object.entries(med)) lines.push(`| ${n} | ${fmt(v)} | ${(v / med[sc.ratioTo]).toFixed(2)}x |`);
+    continue;
+  }
   lines.push('| server | req/s | vs raw uWS | vs adapter-node |', '|---|---:|---:|---:|');
   for (const [n, v] of Object.entries(med)) {
     // 0: wrk's parser refused every response (svelte-adapter-uws 0.3.4 on uWS 20.57 sends

@@ -24,7 +24,11 @@ platform.send('user-1', 'dm');
 platform.send(42, 'dm');
 // @ts-expect-error: a socket or a user id
 platform.send({ id: 'x' }, 'dm');
-const n: number = platform.sendTo<{ role: string }>((data, socket) => data.role === 'admin' && socket.id > 0, 'alert', 1);
+const n: number = platform.sendTo<{ role: string }>((data) => data.role === 'admin', 'alert', 1);
+// The socket is there for this worker's sockets only (another worker's have their data alone).
+platform.sendTo<{ role: string }>((data, socket) => data.role === 'admin' && socket !== undefined && socket.id > 0, 'alert');
+// @ts-expect-error: `socket` may be undefined (a socket of another worker)
+platform.sendTo<{ role: string }>((data, socket) => socket.id > 0, 'alert');
 // @ts-expect-error: the filter returns a boolean
 platform.sendTo((data: { role: string }) => data.role, 'alert');
 const reply: Promise<{ ok: boolean }> = platform.request<{ ok: boolean }>(ws, 'confirm', { q: 1 }, { timeout: 5000 });

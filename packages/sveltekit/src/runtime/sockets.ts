@@ -6,6 +6,8 @@ import type { App, Socket, WsBehavior } from '@tachyon/server';
 
 export class SocketRegistry {
   readonly all = new Set<Socket<any>>();
+  /** The other workers of a cluster can reach these sockets (across-workers.ts answers them). */
+  shared = false;
   private readonly byUser = new Map<string, Set<Socket<any>>>();
 
   add(ws: Socket<any>): void {
@@ -31,6 +33,12 @@ export class SocketRegistry {
   ofUser(id: string): ReadonlySet<Socket<any>> {
     return this.byUser.get(id) ?? EMPTY;
   }
+}
+
+/** Sends `message` to `ws`: 1 if it took it (sent, or queued under backpressure), else 0. */
+export function deliver(ws: Socket<any>, message: string): number {
+  const r = ws.sendRaw(message);
+  return r === 'sent' || r === 'backpressure' ? 1 : 0;
 }
 
 const EMPTY: ReadonlySet<Socket<any>> = new Set();

@@ -3,6 +3,7 @@
 // carries the route's limits (maxPayloadLength, idleTimeout, allowedOrigins, …);
 // `export const topics` declares topic options (`{ 'room:*': { presence: true } }`: app.topic).
 import type { App, TopicOptions, WsBehavior } from '@tachyon/server';
+import { serveOtherWorkers } from './across-workers.ts';
 import { registryOf, tracked } from './sockets.ts';
 
 const HOOKS = ['upgrade', 'open', 'subscribe', 'events', 'message', 'drain', 'close'] as const;
@@ -43,5 +44,8 @@ export function installWebSocket(app: App, path: string, mod: WsHooksModule | nu
     for (const [pattern, options] of Object.entries(mod.topics)) app.topic(pattern, options);
   }
   // event.platform.send / sendTo / pressure reach this route's sockets.
-  app.ws(path, tracked(behavior, registryOf(app)));
+  // (under WORKERS, the other workers' ones too: across-workers.ts).
+  const registry = registryOf(app);
+  app.ws(path, tracked(behavior, registry));
+  serveOtherWorkers(app, registry);
 }
