@@ -2,7 +2,7 @@
 // thing, with a real Tachyon server and real @tachyon/client clients: one suite, many stores.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { HistoryStore } from '../../packages/server/src/index.ts';
+import { type HistoryStore, MemoryHistoryStore } from '../../packages/server/src/index.ts';
 import { range, rawClient, sleep, startServer, subscriber, waitFor } from './harness.ts';
 
 export interface StoreHarness {
@@ -193,6 +193,56 @@ export function historySuite(h: StoreHarness): void {
         s.app.publish('room:evil', 'n', 1);
         assert.equal((await c.next((m) => m.event === 'n')).offset, 2, 'subscribed and live');
         c.close();
+      } finally {
+        await s.close();
+      }
+    });
+
+    // A gap while connected: the store numbered messages that never reached this server (a bus
+    // that dropped them). Appending to the store directly, without a delivery, leaves exactly that.
+    test('a gap seen while connected (the bus lost 3): the client asks for the range, gets all once, in order', async () => {
+      const store = h.store() ?? new MemoryHistoryStore();
+      const s = await startServer({ store });
+      try {
+        const sub = await subscriber(s.url, 'room:gap');
+        for (let i = 0; i < 5; i++) s.app.publish('room:gap', 'n', i);
+        await waitFor(() => sub.got.length === 5, 'live before the gap');
+        for (let i = 5; i < 8; i++) await store.append('room:gap', 'n', String(i), { size: 100, store });
+        s.app.publish('room:gap', 'n', 8); // offset 9 after 5: the client sees the gap
+        await waitFor(() => sub.infos.length === 2 && sub.got.length === 9, 'the gap recovered');
+        assert.deepEqual(sub.infos[1], { recovering: true, recovered: true, offset: 9, epoch: sub.infos[0]!.epoch });
+        for (let i = 9; i < 12; i++) s.app.publish('room:gap', 'n', i);
+        await waitFor(() => sub.got.length >= 12, 'live after the recovery');
+        await sleep(50);
+        assert.deepEqual(sub.got, range(0, 12), 'no message lost, none twice');
+        // A second gap later: recovered the same way.
+        await store.append('room:gap', 'n', '12', { size: 100, store });
+        s.app.publish('room:gap', 'n', 13);
+        await waitFor(() => sub.infos.length === 3 && sub.got.length === 14, 'the second gap recovered');
+        assert.deepEqual(sub.got, range(0, 14));
+        sub.close();
+      } finally {
+        await s.close();
+      }
+    });
+
+    test('a gap past the window while connected: recovered false (the app refetches), then live traffic', async () => {
+      const store = h.store() ?? new MemoryHistoryStore();
+      const s = await startServer({ store, size: 3 });
+      try {
+        const sub = await subscriber(s.url, 'room:gapwin');
+        s.app.publish('room:gapwin', 'n', 0);
+        await waitFor(() => sub.got.length === 1, 'live');
+        for (let i = 1; i <= 5; i++) await store.append('room:gapwin', 'n', String(i), { size: 3, store });
+        s.app.publish('room:gapwin', 'n', 6);
+        await waitFor(() => sub.infos.length === 2, 'resubscribed after the gap');
+        assert.deepEqual(sub.infos[1], { recovering: true, recovered: false, offset: 7, epoch: sub.infos[0]!.epoch });
+        s.app.publish('room:gapwin', 'n', 7);
+        await waitFor(() => sub.got.length === 2, 'live after');
+        await sleep(50);
+        assert.deepEqual(sub.got, [0, 7], 'nothing of the lost range, told so; then live traffic');
+        assert.ok(s.log.some((e) => e.msg === 'history: recovery refused' && e.obj.reason === 'window'));
+        sub.close();
       } finally {
         await s.close();
       }

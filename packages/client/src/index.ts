@@ -95,7 +95,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   } = options;
   // Node < 22 has no global WebSocket: without this check the first connect fails later with
   // "WS is not a constructor", which names neither the cause nor the fix.
-  if (transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'sse'))
+  if (!transports.length || transports.some((t) => t !== 'websocket' && t !== 'sse'))
     throw new TypeError("@tachyon/client: transports must list 'websocket' and/or 'sse'");
   if (transports.includes('websocket') && typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
   /** The transport in use: the first one, then the next each time one fails before it opens. */
@@ -149,6 +149,17 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   };
   const isOpen = () => status === 'open';
   const send = (frame: object) => ws!.send(JSON.stringify(frame));
+  /**
+   * Subscribes one topic on its own frame: from its position when it has one (history: the
+   * server replays what followed it), else with `last` (undefined: left out of the JSON).
+   */
+  const sub = (topic: string, t: TopicEntry) =>
+    send({
+      type: 'subscribe',
+      topic,
+      ...((t.v = t.p !== undefined) ? { since: { offset: t.o, epoch: t.p } } : { last: t.n }),
+      ref: (t.r = ++ref),
+    });
   const setStatus = (s: Status, info: StatusInfo = {}) => {
     status = s;
     for (const f of statusFns) call(f, s, info);
@@ -187,9 +198,6 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         ref: r,
         key: k ? (keyPrefix ??= crypto.getRandomValues(new Uint32Array(4)).join('-')) + '.' + r : undefined,
       });
-      if (!isOpen() && queue.length >= maxQueue) {
-        return n(new ClientError('QUEUE_FULL', `Cannot send "${e}": offline queue is full (${maxQueue})`, { event: e }));
-      }
       pending.set(r, {
         y,
         n,
@@ -202,7 +210,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
             ? setTimeout(() => fail(r, new ClientError('TIMEOUT', `Request "${e}" timed out after ${ms} ms`, { event: e })), ms)
             : undefined,
       });
-      out(text, r);
+      // Not open and the queue full (closed was answered above): out() keeps nothing.
+      if (!out(text, r)) fail(r, new ClientError('QUEUE_FULL', `Cannot send "${e}": offline queue is full (${maxQueue})`, { event: e }));
     });
 
   /** Every frame from the server. */
@@ -217,9 +226,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       for (const f of raw) call(f, d);
       return;
     }
-    if (Array.isArray(m)) {
-      for (const e of m) if (e && typeof e === 'object') onMessage(e);
-    } else onMessage(m);
+    for (const e of Array.isArray(m) ? m : [m]) if (e && typeof e === 'object') onMessage(e);
   };
 
   /**
@@ -247,9 +254,13 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         const t = topics.get(m.topic);
         // A topic message names its event (docs/protocol.md): listeners are typed with a string.
         if (!t || typeof m.event !== 'string') return;
-        // History topics: the position to resume from (the highest offset seen in this epoch).
-        if (typeof m.offset === 'number' && (m.epoch !== t.p || m.offset > t.o!)) {
-          t.o = m.offset;
+        // History topics: offsets grow by one. In this epoch, one already seen is a duplicate (a
+        // replay overlapping live traffic); one past the next is a gap (the bus lost some): ask
+        // for what followed the position, as after a reconnect (the replay brings this one too).
+        const o = m.offset;
+        if (typeof o === 'number') {
+          if (m.epoch === t.p && o !== t.o! + 1) return o > t.o! && !t.v && sub(m.topic, t);
+          t.o = o;
           t.p = m.epoch;
         }
         for (const [f] of t.l) call(f, m.event, m.data);
@@ -279,12 +290,9 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     } else if (type === 'subscribed') {
       const t = topics.get(m.topic);
       if (t && t.r === m.ref) {
-        if (typeof m.offset === 'number') {
-          t.o = m.offset;
-          t.p = m.epoch;
-        }
-        const info: SubscribeInfo = { recovering: !!t.v, recovered: m.recovered === true };
-        if (t.p !== undefined) (info.offset = t.o), (info.epoch = t.p);
+        const info: SubscribeInfo = { recovering: !!t.v, recovered: !!m.recovered };
+        // History topics: the position now (what followed it is live traffic).
+        if (typeof m.offset === 'number') (t.o = info.offset = m.offset), (t.p = info.epoch = m.epoch);
         t.v = false;
         for (const [, , h] of t.l) if (h) call(h, info);
       }
@@ -315,8 +323,10 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     // Requests already sent can no longer get their reply: the outcome is unknown. Those with
     // retries left go again, first in the queue, with their key: the server runs them once.
     for (const [r, p] of pending) {
-      if (p.s && p.k-- > 0) (p.s = false), queue.push([p.f, r]);
-      else if (p.s) fail(r, new ClientError('CONNECTION_LOST', `Connection lost before the reply to "${p.e}" (${code})`, { event: p.e }));
+      if (p.s)
+        p.k-- > 0
+          ? ((p.s = false), queue.push([p.f, r]))
+          : fail(r, new ClientError('CONNECTION_LOST', `Connection lost before the reply to "${p.e}" (${code})`, { event: p.e }));
     }
     // Full jitter. 4429 ("too slow") waits as if 4 attempts had failed, and at least half that cap.
     const slow = code === 4429;
@@ -409,12 +419,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         const r = ++ref;
         const all: string[] = [];
         for (const [name, t] of topics) {
-          if (t.p !== undefined) {
-            t.v = true;
-            send({ type: 'subscribe', topic: name, since: { offset: t.o, epoch: t.p }, ref: (t.r = ++ref) });
-          } else if (t.n) {
-            send({ type: 'subscribe', topic: name, last: t.n, ref: (t.r = ++ref) });
-          } else {
+          if (t.p !== undefined || t.n) sub(name, t);
+          else {
             t.r = r;
             all.push(name);
           }
@@ -446,8 +452,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     let t = topics.get(topic);
     if (!t) {
       topics.set(topic, (t = { r: 0, l: new Set(), n: o?.last }));
-      // `last` only on the first frame: a reconnect resumes from the position instead.
-      if (isOpen()) send({ type: 'subscribe', topic, last: o?.last, ref: (t.r = ++ref) });
+      // `last` counts on the first frame only: a reconnect resumes from the position instead.
+      if (isOpen()) sub(topic, t);
     }
     const entry: Listener = [f, o?.onDenied, o?.onSubscribed];
     const entryTopic = t;
@@ -467,7 +473,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       return status;
     },
     ready,
-    subscribe: (topic, listener, o) => listen(topic, listener, o),
+    subscribe: listen,
     on: (topic, event, listener, o) => listen(topic, (e, d) => e === event && listener(d), o),
     onEvent: (event, listener) => add(direct, [event, listener as (data: unknown) => void]),
     request: (event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o),
@@ -479,10 +485,9 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     sendRaw: (data) => out(data),
     onMessage: (listener) => add(raw, listener),
     onStatus: (listener) => add(statusFns, listener),
-    async ping(o) {
+    ping(o) {
       const t = Date.now();
-      await ask({ type: 'ping' }, o);
-      return Date.now() - t;
+      return ask({ type: 'ping' }, o).then(() => Date.now() - t);
     },
     presence: (topic: string, o?: RequestOptions) => ask({ type: 'presence', topic }, o),
     onPresence: (topic, listener, o) => listen(topic, presenceListener(listener), o),

@@ -7,7 +7,7 @@ import { NatsTransport } from './transport.ts';
 export type { NatsBusOptions } from './options.ts';
 export type { BrokerBus, BrokerBusStats } from '@tachyon/server';
 
-const BUS_OPTIONS = ['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'logger'] as const;
+const BUS_OPTIONS = ['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'stallTimeout', 'logger'] as const;
 
 /** A bus over NATS core pub/sub (docs/scaling.md). Connects when the app starts, in the background. */
 export function natsBus(options: NatsBusOptions = {}): BrokerBus {

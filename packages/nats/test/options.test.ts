@@ -14,7 +14,7 @@ test('bad options are refused before anything connects', () => {
     [{ maxMessageSize: -1 }, /maxMessageSize/],
     [
       { url: 'nats://x' },
-      /^TypeError: natsBus\(\): unknown option "url" \(known: servers, prefix, connection, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/,
+      /^TypeError: natsBus\(\): unknown option "url" \(known: servers, prefix, connection, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, stallTimeout, logger\)$/,
     ],
     [{ server: 'nats://x' }, /^TypeError: natsBus\(\): unknown option "server" \(did you mean "servers"\?\)$/],
     [{ maxqueue: 5 }, /^TypeError: natsBus\(\): unknown option "maxqueue" \(did you mean "maxQueue"\?\)$/],

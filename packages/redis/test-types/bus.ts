@@ -7,6 +7,11 @@ const asBus: Bus = bus;
 new App({ bus });
 new App({ bus: redisBus() });
 const stats: BrokerBusStats = bus.stats();
+const stalled: boolean = stats.stalled;
+redisBus({ stallTimeout: 2000 });
+redisBus({ stallTimeout: false });
+// @ts-expect-error stallTimeout is milliseconds or false
+redisBus({ stallTimeout: '5s' });
 const ready: boolean = bus.ready();
 const n: number | undefined = bus.subscribers('room');
 const options: RedisBusOptions = { url: ['redis://a:7000', 'redis://b:7000'], sharded: true, client: { username: 'u', password: 'p' } };
@@ -17,7 +22,7 @@ redisBus({ sharded: 'yes' });
 redisBus({ host: 'localhost' });
 // @ts-expect-error url is a string or string[]
 redisBus({ url: 6379 });
-void [asBus, stats, ready, n];
+void [asBus, stats, stalled, ready, n];
 
 // With cluster(): a bus per worker (the App's), or one held by the primary (cluster's).
 await cluster({ workers: 2 }, () => new App({ bus: redisBus() }));

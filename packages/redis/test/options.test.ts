@@ -16,10 +16,13 @@ test('bad options are refused before anything connects', () => {
     [{ maxQueue: 0 }, /maxQueue must be a positive integer/],
     [{ maxInFlight: 1.5 }, /maxInFlight/],
     [{ presenceInterval: 1 }, /presenceInterval/],
+    [{ stallTimeout: 50 }, /stallTimeout must be an integer >= 100 \(milliseconds\) or false/],
+    [{ stallTimeout: true }, /stallTimeout/],
+    [{ stallTimeout: '5s' }, /stallTimeout/],
     [{ logger: 'console' }, /logger/],
     [
       { host: 'localhost' },
-      /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, logger\)$/,
+      /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, stallTimeout, logger\)$/,
     ],
     [{ uri: 'redis://x' }, /^TypeError: redisBus\(\): unknown option "uri" \(did you mean "url"\?\)$/],
     [null, /options must be an object/],
@@ -32,6 +35,8 @@ test('good options build a bus that is not ready before it starts', () => {
   assert.equal(bus.ready(), false);
   assert.equal(bus.subscribers('room'), undefined, 'no presence: no cluster-wide count');
   assert.equal(bus.stats().connected, false);
+  assert.equal(bus.stats().stalled, false);
+  assert.equal(redisBus({ stallTimeout: false }).stats().stalled, false);
 });
 
 test('redisHistory() and redisRateLimitStore() refuse unknown options, with the closest known one', () => {

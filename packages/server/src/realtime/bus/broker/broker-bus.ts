@@ -10,7 +10,10 @@ import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, 
 import { META_FLAG, metaJson, payloadStart, readMeta } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
-import { checkKnownKeys } from '../../../core/options-check.ts';
+import { brokerBusOptions, type BrokerBusOptions, type BrokerBusStats } from './options.ts';
+import { StallWatch } from './stall.ts';
+
+export { brokerBusOptions, type BrokerBusOptions, type BrokerBusStats };
 
 /** What a transport reports to its bus. */
 export interface BrokerLink {
@@ -37,73 +40,6 @@ export interface BrokerTransport {
   subscribe(topics: readonly (string | null)[]): void;
   unsubscribe(topics: readonly string[]): void;
   close(): Promise<void>;
-}
-
-export interface BrokerBusOptions {
-  /** Largest message (bytes) carried either way; bigger publishes and arrivals are dropped and logged. Default 1 MiB. */
-  maxMessageSize?: number;
-  /** Publishes sent and not yet confirmed by the broker. Default 1024. */
-  maxInFlight?: number;
-  /** Publishes waiting while the broker is slow or away; past it new publishes are dropped. Default 10 000. */
-  maxQueue?: number;
-  /** The same bound in bytes. Default 16 MiB. */
-  maxQueueBytes?: number;
-  /** Milliseconds between announcements of this server's subscriber counts, or false to keep no cluster-wide counts. Default 2000. */
-  presenceInterval?: number | false;
-  /** Where connection changes and dropped messages are logged. Default: the app's logger. */
-  logger?: Logger;
-}
-
-export interface BrokerBusStats {
-  connected: boolean;
-  /** Publishes sent to the broker (confirmed or not). */
-  published: number;
-  /** Frames that arrived on topic channels (before any check): what interest tracking keeps low. */
-  received: number;
-  /** Messages from other servers handed to local subscribers. */
-  delivered: number;
-  /** Publishes waiting for the broker, and their bytes. */
-  queued: number;
-  queuedBytes: number;
-  inFlight: number;
-  /** Publishes dropped because the queue was full or the message too big. */
-  dropped: number;
-  /** Publishes lost with a connection (sent, never confirmed). */
-  failed: number;
-  /** Arrivals refused (bad frame, too big, invalid UTF-8). */
-  rejected: number;
-  /** Topics this server is subscribed to on the broker. */
-  topics: number;
-}
-
-const KNOWN = new Set(['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'logger']);
-
-/** Checks the options common to every broker bus; `extra` are the transport's own option names. */
-export function brokerBusOptions(
-  where: string,
-  options: Record<string, unknown>,
-  extra: readonly string[],
-): Required<Omit<BrokerBusOptions, 'logger'>> & { logger: Logger | undefined } {
-  checkKnownKeys(where, options, [...KNOWN, ...extra]);
-  const int = (name: keyof BrokerBusOptions, fallback: number): number => {
-    const v = options[name] ?? fallback;
-    if (!Number.isSafeInteger(v) || (v as number) < 1) throw new TypeError(`${where}: ${name} must be a positive integer`);
-    return v as number;
-  };
-  const presence = options.presenceInterval ?? 2000;
-  if (presence !== false && (!Number.isSafeInteger(presence) || (presence as number) < 10))
-    throw new TypeError(`${where}: presenceInterval must be an integer >= 10 (milliseconds) or false`);
-  const logger = options.logger as Logger | undefined;
-  if (logger !== undefined && (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function'))
-    throw new TypeError(`${where}: logger must be a Logger (error, warn, info, debug)`);
-  return {
-    maxMessageSize: int('maxMessageSize', 1 << 20),
-    maxInFlight: int('maxInFlight', 1024),
-    maxQueue: int('maxQueue', 10_000),
-    maxQueueBytes: int('maxQueueBytes', 16 << 20),
-    presenceInterval: presence as number | false,
-    logger,
-  };
 }
 
 export class BrokerBus implements Bus {
@@ -134,6 +70,8 @@ export class BrokerBus implements Bus {
   private metaTooBig = 0;
   private readonly link: BrokerLink;
   private readonly transport: BrokerTransport;
+  /** Connected but not answering (stall.ts); null with stallTimeout: false. */
+  private readonly stall: StallWatch | null;
 
   constructor(transport: BrokerTransport, options: BrokerBusOptions = {}) {
     this.transport = transport;
@@ -143,6 +81,8 @@ export class BrokerBus implements Bus {
       this.published++;
       this.transport.send(topic, frame);
     });
+    const { stallTimeout } = this.options;
+    this.stall = stallTimeout === false ? null : new StallWatch(stallTimeout, this.outbox, (stalled, ms) => this.onStall(stalled, ms));
     const bus = this;
     this.link = {
       get logger() {
@@ -162,6 +102,7 @@ export class BrokerBus implements Bus {
     if (this.options.logger === undefined && host !== undefined) this.logger = host.logger;
     // Not awaited: the app serves local traffic while the broker is away.
     this.transport.open(this.link);
+    this.stall?.start();
     if (this.options.presenceInterval !== false) {
       this.transport.subscribe([null]);
       this.presenceTimer = setInterval(() => this.announce(), this.options.presenceInterval);
@@ -252,14 +193,16 @@ export class BrokerBus implements Bus {
     return this.host.localSubscribers(topic) + this.presence.others(topic);
   }
 
+  /** Connected, and the broker answers (not stalled: stall.ts). */
   ready(): boolean {
-    return this.connected;
+    return this.connected && this.stall?.stalled !== true;
   }
 
   /** Counters for metrics and tests. */
   stats(): BrokerBusStats {
     return {
       connected: this.connected,
+      stalled: this.stall?.stalled === true,
       published: this.published,
       received: this.received,
       delivered: this.delivered,
@@ -282,6 +225,7 @@ export class BrokerBus implements Bus {
     if (this.closed) return;
     if (this.presenceTimer !== null) clearInterval(this.presenceTimer);
     if (this.presenceSoon !== null) clearTimeout(this.presenceSoon);
+    this.stall?.stop();
     // Tell the others this server is gone (an empty snapshot), then let queued publishes go.
     if (this.connected && this.options.presenceInterval !== false) {
       this.outbox.push(null, encodeFrame(this.origin, FrameKind.Presence, Presence.encode(1, [])));
@@ -305,6 +249,7 @@ export class BrokerBus implements Bus {
       `${this.transport.name} bus connected`,
     );
     this.everConnected = true;
+    this.stall?.progress();
     this.outbox.setOpen(true);
     this.announceSoon();
   }
@@ -312,6 +257,7 @@ export class BrokerBus implements Bus {
   private onDown(reason?: unknown): void {
     if (!this.connected) return;
     this.connected = false;
+    this.stall?.progress(); // not stalled but down: ready() says so already
     this.outbox.setOpen(false);
     if (!this.closed)
       this.logger.warn(
@@ -320,8 +266,20 @@ export class BrokerBus implements Bus {
       );
   }
 
+  /** The broker stopped answering (`stalled`) for `ms`, or answers again after `ms`. */
+  private onStall(stalled: boolean, ms: number): void {
+    const { name } = this.transport;
+    if (stalled)
+      this.logger.warn(
+        { bus: name, ms, inFlight: this.outbox.inFlight, queued: this.outbox.queued },
+        `${name} bus: the broker has confirmed nothing for ${ms} ms: not ready until it answers`,
+      );
+    else this.logger.info({ bus: name, ms }, `${name} bus: the broker answers again (stalled ${ms} ms)`);
+  }
+
   private onSettled(count: number, err?: unknown): void {
     this.outbox.settled(count, err === undefined);
+    if (this.stall?.stalled) this.stall.progress();
     if (err !== undefined) {
       const n = this.outbox.failed;
       // Logged when the total crosses a power of two: an outage must not flood the log.

@@ -23,6 +23,8 @@ export class Outbox {
   dropped = 0;
   /** Lost: sent, and the broker or the connection failed before confirming it. */
   failed = 0;
+  /** Calls to settled() so far: the broker's answers, for the stall watch (stall.ts). */
+  settles = 0;
   private open = false;
   private readonly limits: OutboxLimits;
   private readonly send: OutboxSend;
@@ -66,6 +68,7 @@ export class Outbox {
   /** `count` sends were confirmed (`ok`) or lost: the window reopens. */
   settled(count: number, ok: boolean): void {
     this.inFlight = Math.max(0, this.inFlight - count);
+    this.settles++;
     if (!ok) this.failed += count;
     this.drain();
   }
