@@ -4,13 +4,14 @@
 // drops the broker's echo of them, checks what arrives before local fan-out, bounds what
 // waits for a slow or absent broker, batches interest changes and keeps the cluster-wide
 // subscriber counts (docs/scaling.md).
-import type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from '../bus.ts';
+import type { Bus, BusAnswer, BusAsk, BusDelivery, BusHost, BusMessage, BusMeta } from '../bus.ts';
 import { silentLogger, type Logger } from '../../../core/logger.ts';
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
 import { META_FLAG, metaJson, payloadStart, readMeta } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
-import { checkKnownKeys } from '../../../core/options-check.ts';
+import { brokerBusOptions, type BrokerBusOptions } from './options.ts';
+import { RequestAllExchange } from './request-all-exchange.ts';
 
 /** What a transport reports to its bus. */
 export interface BrokerLink {
@@ -39,21 +40,6 @@ export interface BrokerTransport {
   close(): Promise<void>;
 }
 
-export interface BrokerBusOptions {
-  /** Largest message (bytes) carried either way; bigger publishes and arrivals are dropped and logged. Default 1 MiB. */
-  maxMessageSize?: number;
-  /** Publishes sent and not yet confirmed by the broker. Default 1024. */
-  maxInFlight?: number;
-  /** Publishes waiting while the broker is slow or away; past it new publishes are dropped. Default 10 000. */
-  maxQueue?: number;
-  /** The same bound in bytes. Default 16 MiB. */
-  maxQueueBytes?: number;
-  /** Milliseconds between announcements of this server's subscriber counts, or false to keep no cluster-wide counts. Default 2000. */
-  presenceInterval?: number | false;
-  /** Where connection changes and dropped messages are logged. Default: the app's logger. */
-  logger?: Logger;
-}
-
 export interface BrokerBusStats {
   connected: boolean;
   /** Publishes sent to the broker (confirmed or not). */
@@ -76,36 +62,6 @@ export interface BrokerBusStats {
   topics: number;
 }
 
-const KNOWN = new Set(['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'logger']);
-
-/** Checks the options common to every broker bus; `extra` are the transport's own option names. */
-export function brokerBusOptions(
-  where: string,
-  options: Record<string, unknown>,
-  extra: readonly string[],
-): Required<Omit<BrokerBusOptions, 'logger'>> & { logger: Logger | undefined } {
-  checkKnownKeys(where, options, [...KNOWN, ...extra]);
-  const int = (name: keyof BrokerBusOptions, fallback: number): number => {
-    const v = options[name] ?? fallback;
-    if (!Number.isSafeInteger(v) || (v as number) < 1) throw new TypeError(`${where}: ${name} must be a positive integer`);
-    return v as number;
-  };
-  const presence = options.presenceInterval ?? 2000;
-  if (presence !== false && (!Number.isSafeInteger(presence) || (presence as number) < 10))
-    throw new TypeError(`${where}: presenceInterval must be an integer >= 10 (milliseconds) or false`);
-  const logger = options.logger as Logger | undefined;
-  if (logger !== undefined && (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function'))
-    throw new TypeError(`${where}: logger must be a Logger (error, warn, info, debug)`);
-  return {
-    maxMessageSize: int('maxMessageSize', 1 << 20),
-    maxInFlight: int('maxInFlight', 1024),
-    maxQueue: int('maxQueue', 10_000),
-    maxQueueBytes: int('maxQueueBytes', 16 << 20),
-    presenceInterval: presence as number | false,
-    logger,
-  };
-}
-
 export class BrokerBus implements Bus {
   private readonly origin = newOrigin();
   /** How much of a frame's origin marks it as ours: all of it, or the process part in a cluster worker. */
@@ -113,6 +69,8 @@ export class BrokerBus implements Bus {
   private readonly options: ReturnType<typeof brokerBusOptions>;
   private readonly outbox: Outbox;
   private readonly presence = new Presence();
+  /** app.requestAll() with the other servers; built at start, once the origin is final. */
+  private exchange: RequestAllExchange | null = null;
   private deliver: BusDelivery | null = null;
   private host: BusHost | null = null;
   private logger: Logger;
@@ -160,10 +118,24 @@ export class BrokerBus implements Bus {
     this.deliver = deliver;
     this.host = host ?? null;
     if (this.options.logger === undefined && host !== undefined) this.logger = host.logger;
+    const bus = this;
+    this.exchange = new RequestAllExchange({
+      origin: this.origin,
+      shared: this.echoBytes === PROCESS_BYTES,
+      maxMessageSize: this.options.maxMessageSize,
+      get logger() {
+        return bus.logger;
+      },
+      host: this.host,
+      send: (topic, frame) => this.outbox.push(topic, frame),
+      holders: (topic) => (this.options.presenceInterval === false ? null : this.presence.holders(topic)),
+      reject: (topic, reason) => this.reject(topic, reason),
+    });
     // Not awaited: the app serves local traffic while the broker is away.
     this.transport.open(this.link);
+    // The control channel (presence, requestAll asks) and this bus's requestAll reply channel.
+    this.transport.subscribe([null, this.exchange.reply]);
     if (this.options.presenceInterval !== false) {
-      this.transport.subscribe([null]);
       this.presenceTimer = setInterval(() => this.announce(), this.options.presenceInterval);
       this.presenceTimer.unref();
     }
@@ -241,6 +213,21 @@ export class BrokerBus implements Bus {
     this.echoBytes = PROCESS_BYTES;
   }
 
+  /** Names this process in app.requestAll() socket ids: the 6 bytes of its origin the workers of a cluster() share, as hex. */
+  get server(): string {
+    return this.origin.subarray(0, PROCESS_BYTES).toString('hex');
+  }
+
+  /** app.requestAll() on the other servers (request-all-exchange.ts); none while the broker is away. */
+  askAll(ask: BusAsk): Promise<BusAnswer[]> {
+    if (this.exchange === null || !this.connected || this.closed) {
+      if (this.exchange !== null)
+        this.logger.warn({ topic: ask.topic }, `app.requestAll(): ${this.transport.name} bus disconnected, other servers not asked`);
+      return Promise.resolve([]);
+    }
+    return this.exchange.ask(ask);
+  }
+
   /** Subscribers per topic on the other servers, as last announced (the cluster's primary relay). */
   remoteCounts(): Map<string, number> {
     return this.presence.totals();
@@ -287,6 +274,7 @@ export class BrokerBus implements Bus {
       this.outbox.push(null, encodeFrame(this.origin, FrameKind.Presence, Presence.encode(1, [])));
     }
     this.closed = true;
+    this.exchange?.close();
     this.interested.clear();
     this.presence.clear();
     const deadline = Date.now() + 2000;
@@ -337,6 +325,15 @@ export class BrokerBus implements Bus {
     if (problem !== null) return this.reject(topic, problem);
     if (sentBy(frame, this.origin, this.echoBytes)) return; // the broker's echo of our own (or a sibling worker's) publish
     const kind = frame[2]! & ~META_FLAG;
+    if (topic === this.exchange?.reply) {
+      if (kind !== FrameKind.Answer) return this.reject(topic, 'not a requestAll answer on the reply channel');
+      return this.exchange.receiveAnswer(frame);
+    }
+    if (kind === FrameKind.Answer) return this.reject(topic, 'a requestAll answer off the reply channel');
+    if (kind === FrameKind.Ask) {
+      if (topic !== null) return this.reject(topic, 'a requestAll ask on a topic channel');
+      return this.exchange?.receiveAsk(frame);
+    }
     if (topic === null) {
       if (kind !== FrameKind.Presence) return this.reject(topic, 'a message on the presence channel');
       const refused = this.presence.receive(
