@@ -136,6 +136,8 @@ export class App extends Scope<AppHooks> {
     // History topics share the primary's memory store, unless there is a bus to other servers,
     // the app's or the primary's relay (then a store those servers share too: redisHistory).
     if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
+    // Retried requests run once in the whole cluster: a resend may reconnect to another worker.
+    hub.sharedKeys = member.keys ?? null;
     // Declared again on the cluster's bus, with its checks: a throw leaves the app as it was.
     for (const [pattern, options] of this.topicDecls) this.declareTopic(hub, pattern, options);
     this.member = member;

@@ -17,6 +17,7 @@ import type { HistoryRequest } from './history/store.ts';
 import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
 import { SubscriberIndex } from './subscriber-index.ts';
 import { requestTimeout, type SocketRequestOptions } from './requests.ts';
+import type { SharedKeys } from './once.ts';
 import { requestAll, toBusAnswer, type RequestAllResult } from './request-all.ts';
 import { SseTopics } from './fallback/topics.ts';
 import { checkPublished } from './topics/validate.ts';
@@ -43,6 +44,8 @@ export class WsHub {
   private readonly sockets = new Set<Socket<any>>();
   /** Topic subscribers on the fallback transport (fallback/topics.ts); null until a `fallback: true` route is compiled. */
   sse: SseTopics | null = null;
+  /** Idempotency keys shared with the other workers of a cluster() (once.ts); set by the App before it starts. */
+  sharedKeys: SharedKeys | null = null;
   /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
   private index: SubscriberIndex | null = null;
   private idle: (() => void)[] = [];
