@@ -17,6 +17,7 @@ type Command =
   | { id: number; op: 'publishRaw'; topic: string; base64: string }
   | { id: number; op: 'stats' }
   | { id: number; op: 'subscribers'; topic: string }
+  | { id: number; op: 'requestAll'; topic: string; event: string; data: unknown; timeout: number }
   | { id: number; op: 'close' };
 
 process.on('message', async (m: Command) => {
@@ -34,6 +35,12 @@ process.on('message', async (m: Command) => {
     case 'subscribers':
       result = { total: app.cluster.subscribers(m.topic), local: app.subscribers(m.topic) };
       break;
+    case 'requestAll': {
+      const started = Date.now();
+      const { replies, missing } = await app.requestAll(m.topic, m.event, m.data, { timeout: m.timeout });
+      result = { replies, missing: missing.map((x) => ({ id: x.id, code: x.error.code })), ms: Date.now() - started, server: bus.server };
+      break;
+    }
     case 'close':
       await server.close({ timeout: 2000 });
       process.send!({ id: m.id, result: null }, () => process.exit(0));

@@ -94,6 +94,14 @@ export class TachyonNode {
   subscribers(topic: string): Promise<{ total: number; local: number }> {
     return this.call({ op: 'subscribers', topic });
   }
+  /** app.requestAll() on this server: replies, missing ids with their codes, how long it took, and bus.server. */
+  requestAll(topic: string, event: string, data: unknown, timeout: number): Promise<RequestAllOutcome> {
+    return this.call({ op: 'requestAll', topic, event, data, timeout });
+  }
+  /** The server process dies at once (SIGKILL): no goodbye on the bus. */
+  kill(): void {
+    this.proc.kill('SIGKILL');
+  }
   get alive(): boolean {
     return this.proc.exitCode === null && this.proc.signalCode === null;
   }
@@ -125,6 +133,13 @@ export class TachyonNode {
     await exited;
     clearTimeout(timer);
   }
+}
+
+export interface RequestAllOutcome {
+  replies: { id: string; data: unknown }[];
+  missing: { id: string; code: string }[];
+  ms: number;
+  server: string;
 }
 
 export interface Seq {

@@ -19,5 +19,15 @@ export function redisHarness(sharded: boolean): Harness {
         client.destroy();
       }
     },
+    async listen(broker, topic) {
+      const client = createClient({ url: (broker as RedisBroker).url });
+      await client.connect();
+      const frames: Buffer[] = [];
+      const channel = topic === null ? 'tachyon:"presence"' : `tachyon:${topic}`;
+      const record = (m: Buffer | string) => void frames.push(Buffer.from(m));
+      if (sharded) await client.sSubscribe(channel, record, true);
+      else await client.subscribe(channel, record, true);
+      return { frames, stop: async () => client.destroy() };
+    },
   };
 }

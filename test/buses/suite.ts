@@ -14,6 +14,8 @@ export interface Harness {
   config(broker: Broker, extra?: Record<string, unknown>): BusConfig;
   /** Publishes raw bytes on a topic's channel (null: the presence channel), as a foreign client would. */
   inject(broker: Broker, topic: string | null, bytes: Buffer, prefix?: string): Promise<void>;
+  /** Records the raw frames on a channel (null: the presence channel), as a foreign client would; stop() unsubscribes. */
+  listen(broker: Broker, topic: string | null): Promise<{ frames: Buffer[]; stop(): Promise<void> }>;
 }
 
 /** Metadata then payload, as a frame with META_FLAG carries them: a 2-byte length, the JSON, the message. */

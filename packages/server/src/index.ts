@@ -32,7 +32,16 @@ export { Router, type RouteHandlers, type RouteMethod } from './routing/router.t
 export type { JoinPath, RouteMap, RoutesKey, RoutesOf, WithPrefixed, WithRoute } from './routing/contract.ts';
 export type { DeclaredReply, ReplyAt, ReplyHandler, ReplyOf, ReplyResult, TypedResponse } from './http/reply-types.ts';
 export type { HttpRouteInfo, MountInfo, RouteInfo, StaticInfo, WsRouteInfo } from './routing/route-info.ts';
-export { InProcessBus, type Bus, type BusDelivery, type BusHost, type BusMessage, type BusMeta } from './realtime/bus/index.ts';
+export {
+  InProcessBus,
+  type Bus,
+  type BusAnswer,
+  type BusAsk,
+  type BusDelivery,
+  type BusHost,
+  type BusMessage,
+  type BusMeta,
+} from './realtime/bus/index.ts';
 export type { PublishHooks, PublishInfo } from './realtime/publish-hooks.ts';
 export {
   BrokerBus,

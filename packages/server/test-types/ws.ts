@@ -6,6 +6,8 @@ import {
   MemoryRateLimitStore,
   SocketRequestError,
   type Bus,
+  type BusAnswer,
+  type BusAsk,
   type PublishOptions,
   type RequestAllResult,
   type SendOptions,
@@ -152,6 +154,19 @@ async function acknowledged() {
   await app.requestAll('room:1', 'ack', {}, { timeout: '1s' });
 }
 void acknowledged;
+
+// A bus that carries requestAll to other servers: askAll answers every server's lists, ids as strings.
+const asking: Pick<Bus, 'askAll' | 'server'> = {
+  server: '0123456789ab',
+  askAll: async (ask: BusAsk): Promise<BusAnswer[]> => [{ replies: [{ id: `0123456789ab:0:1`, data: ask.data }], missing: [] }],
+};
+void asking;
+// @ts-expect-error: an ask's timeout is a number of milliseconds
+const badAsk: BusAsk = { topic: 'room', event: 'ack', timeout: '1s' };
+void badAsk;
+// @ts-expect-error: a missing entry has a code and a message
+const badAnswer: BusAnswer = { replies: [], missing: [{ id: 'x' }] };
+void badAnswer;
 app.ws('/ids', { open: (ws) => expectType<Equal<typeof ws.id, number>>(true) });
 
 // ----- fallback transport ------------------------------------------------------------------

@@ -109,7 +109,7 @@ export class App extends Scope<AppHooks> {
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
     this.cluster = clusterView(this.place, this.requests);
-    serveRequestAll(this.requests, this.place);
+    serveRequestAll(this.requests, this.place, this.config.bus);
     // Built by a cluster() factory in a worker (the first App it builds): join now.
     const member = claimClusterMember();
     if (member !== undefined) this.joinCluster(member);
@@ -136,6 +136,8 @@ export class App extends Scope<AppHooks> {
     // History topics share the primary's memory store, unless there is a bus to other servers,
     // the app's or the primary's relay (then a store those servers share too: redisHistory).
     if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
+    // Retried requests run once in the whole cluster: a resend may reconnect to another worker.
+    hub.sharedKeys = member.keys ?? null;
     // Declared again on the cluster's bus, with its checks: a throw leaves the app as it was.
     for (const [pattern, options] of this.topicDecls) this.declareTopic(hub, pattern, options);
     this.member = member;
@@ -291,9 +293,10 @@ export class App extends Scope<AppHooks> {
 
   /**
    * Asks every subscriber of `topic` (`ws.request()` to each, the data serialized once), in
-   * every worker of a cluster(), and resolves when all have answered or failed: `replies` by
-   * socket id (`"<worker>:<ws.id>"`), `missing` with each failure (TIMEOUT, CLOSED,
-   * CLIENT_ERROR, NO_HANDLER, ...). Subscribers on other servers (Redis, NATS) are not asked.
+   * every worker of a cluster() and on every server of a Redis or NATS bus, and resolves when
+   * all have answered or failed: `replies` by socket id (`"<worker>:<ws.id>"`, or
+   * `"<server>:<worker>:<ws.id>"` with a broker bus), `missing` with each failure (TIMEOUT,
+   * CLOSED, CLIENT_ERROR, NO_HANDLER, ...). A server that does not answer in time is logged.
    */
   requestAll<Reply = unknown>(
     topic: string,
@@ -301,7 +304,7 @@ export class App extends Scope<AppHooks> {
     data?: unknown,
     options?: SocketRequestOptions,
   ): Promise<RequestAllResult<Reply>> {
-    return requestAllWorkers<Reply>(this.requests, this.place, this._settings.logger, topic, event, data, options);
+    return requestAllWorkers<Reply>(this.requests, this.place, this.config.bus, this._settings.logger, topic, event, data, options);
   }
 
   /** Publishes a raw text or binary message to a topic, without an envelope. */

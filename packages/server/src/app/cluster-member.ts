@@ -9,6 +9,7 @@ import type { Rpc } from '../core/rpc.ts';
 import type { MetricsGather } from '../core/middleware-setup.ts';
 import type { Bus } from '../realtime/bus/index.ts';
 import type { HistoryStore } from '../realtime/history/store.ts';
+import type { SharedKeys } from '../realtime/once.ts';
 
 export interface ClusterMember {
   /** This worker's id, 1..workers; it stays the same across restarts of that worker. */
@@ -25,6 +26,8 @@ export interface ClusterMember {
    * own; undefined when the primary relays to a broker (servers elsewhere could not share it).
    */
   readonly history: HistoryStore | undefined;
+  /** Idempotency keys kept by the primary for every worker (retried requests run once in the cluster). */
+  readonly keys?: SharedKeys;
   /** Connects the App's request endpoint (app.cluster.request/handle) to the other workers. */
   connect(requests: Rpc): void;
   /** metrics(): `collect` is what this worker answers when another one is scraped; returns how to ask the others. */

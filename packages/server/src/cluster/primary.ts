@@ -11,6 +11,7 @@ import { gatherMetrics } from './metrics-exchange.ts';
 import { BrokerRelay } from './relay.ts';
 import { randomBytes } from 'node:crypto';
 import { serveHistory } from './history-exchange.ts';
+import { KeyTable, serveKeys } from './once-exchange.ts';
 import { isRpcMessage, Rpc } from '../core/rpc.ts';
 import { MemoryHistoryStore } from '../realtime/history/memory.ts';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
@@ -46,6 +47,8 @@ export class Primary {
   private readonly bytes = new ByteRegistry();
   /** History topics' memory store, one for every worker (history-exchange.ts). */
   private readonly history = new MemoryHistoryStore();
+  /** Idempotency keys of every worker: a retried request runs once in the cluster (once-exchange.ts). */
+  private readonly keys = new KeyTable();
   /** Settles when close() starts: pending metrics scrapes answer with what arrived. */
   private readonly closingStarted: Promise<void>;
   private startClosing!: () => void;
@@ -117,7 +120,7 @@ export class Primary {
       relay: this.relay !== undefined,
     };
     const worker = new Worker(this.entry, { workerData: { [WORKER_MARK]: data } });
-    const rpc = this.connect(worker);
+    const rpc = this.connect(worker, slot.id);
     Object.assign(slot, { worker, rpc, descriptor: undefined, ready: false, startedAt: Date.now(), onClosed: undefined });
     // The mesh: a direct port between the new worker and every other live one.
     for (const other of this.slots) {
@@ -182,12 +185,13 @@ export class Primary {
    * metrics scrapes, and asks the worker for its metrics. Replies go to that thread only (a
    * replacement starts its request ids over: it must never get its predecessor's replies).
    */
-  private connect(worker: Worker): Rpc {
+  private connect(worker: Worker, id: number): Rpc {
     const rpc = new Rpc(0, (_to, message) => {
       this.tell(worker, message);
       return true;
     });
     serveHistory(rpc, this.history);
+    serveKeys(rpc, this.keys, id);
     this.bytes.serve(rpc);
     rpc.handle('metrics-gather', (timeout: number, from: number) => {
       const others = this.slots.filter((s) => s.ready && s.rpc !== null && s.id !== from).map((s) => ({ id: s.id, rpc: s.rpc! }));
@@ -220,6 +224,7 @@ export class Primary {
     slot.rpc = null;
     this.bytes.forget(slot.id);
     this.relay?.detach(slot.id);
+    this.keys.workerGone(slot.id);
     for (const other of this.slots) if (other.worker !== null) this.tell(other.worker, { type: 'peer-gone', id: slot.id });
     if (how === 'terminate') void worker.terminate();
     else if (how === 'abort' || how === 'abandon') {

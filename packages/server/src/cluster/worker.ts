@@ -12,6 +12,7 @@ import { ThreadBus } from './thread-bus.ts';
 import { WorkerByteStore } from './static-bytes.ts';
 import { WorkerMetrics } from './metrics-exchange.ts';
 import { WorkerHistoryStore } from './history-exchange.ts';
+import { WorkerKeys } from './once-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
 
 export type AppFactory = () => App | Promise<App>;
@@ -66,6 +67,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     worker: data.id,
     workers: data.workers,
     history: data.relay ? undefined : history,
+    keys: new WorkerKeys(primary),
     bus(own) {
       joined = true;
       if (own !== undefined && data.relay)

@@ -23,7 +23,7 @@ import { readHistoryRequest } from './history/request.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
-import { OnceWindow, type Answer } from './once.ts';
+import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 
 interface CompiledEvent {
@@ -73,6 +73,7 @@ export function compileControl(
   hub: SocketHub,
   onEvent: readonly WsHooks['onEvent'][] = [],
   aroundEvent: readonly WsHooks['aroundEvent'][] = [],
+  shared: { keys: SharedKeys; scope: string } | null = null,
 ): ControlHandler {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
@@ -203,7 +204,7 @@ export function compileControl(
       (err) => eventError(s, ref, err, true, to, true),
     );
   };
-  const once = new OnceWindow(limits.idempotency, answer, log);
+  const once = new OnceWindow(limits.idempotency, answer, log, shared);
   /** An event frame: through the aroundEvent hooks when there are any (event-outcome.ts). */
   const dispatchEvent = (s: Socket<any>, frame: Record<string, unknown>, ref: number | undefined, to: Answer): void => {
     if (aroundEvent.length === 0 || typeof frame.event !== 'string') return void runEvent(s, frame.event, frame.data, ref, to);

@@ -17,7 +17,8 @@ import type { HistoryRequest } from './history/store.ts';
 import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
 import { SubscriberIndex } from './subscriber-index.ts';
 import { requestTimeout, type SocketRequestOptions } from './requests.ts';
-import { requestAll, type RequestAllResult } from './request-all.ts';
+import type { SharedKeys } from './once.ts';
+import { requestAll, toBusAnswer, type RequestAllResult } from './request-all.ts';
 import { SseTopics } from './fallback/topics.ts';
 import { checkPublished } from './topics/validate.ts';
 
@@ -43,6 +44,8 @@ export class WsHub {
   private readonly sockets = new Set<Socket<any>>();
   /** Topic subscribers on the fallback transport (fallback/topics.ts); null until a `fallback: true` route is compiled. */
   sse: SseTopics | null = null;
+  /** Idempotency keys shared with the other workers of a cluster() (once.ts); set by the App before it starts. */
+  sharedKeys: SharedKeys | null = null;
   /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
   private index: SubscriberIndex | null = null;
   private idle: (() => void)[] = [];
@@ -174,6 +177,7 @@ export class WsHub {
     const started = this.bus.start(this.deliver, {
       logger: this.logger,
       localSubscribers: (topic) => this.subscribers(topic),
+      requestAll: (ask, prefix) => this.requestAll(ask.topic, ask.event, ask.data, { timeout: ask.timeout }, prefix).then(toBusAnswer),
     });
     // Presence announces over the bus, so it starts once the bus has.
     const presence = this.presence;
@@ -277,20 +281,20 @@ export class WsHub {
     return index;
   }
 
-  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts); `worker` prefixes the ids. */
+  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts); `prefix` starts the ids. */
   requestAll<Reply>(
     topic: string,
     event: string,
     data: unknown,
     options: SocketRequestOptions | undefined,
-    worker = 0,
+    prefix = '0:',
   ): Promise<RequestAllResult<Reply>> {
     assertTopic(topic);
     assertEventName(event);
     const json = encodeData(data);
     const ms = requestTimeout(options);
     const subscribers = (this.index ??= this.buildIndex()).of(topic) ?? [];
-    return requestAll<Reply>(subscribers, event, json, ms, worker);
+    return requestAll<Reply>(subscribers, event, json, ms, prefix);
   }
 
   /** A volatile publish: after the topic's pending batch, to each subscriber not under backpressure. */

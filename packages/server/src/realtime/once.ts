@@ -3,7 +3,9 @@
 // { retries })`) runs its handler once per key within the route's window; a resend of the same
 // key gets the first outcome, or waits for it while the handler still runs. Keys live in one
 // Map per route, in arrival order, so the expired ones are always at its front (bounded memory:
-// at most `keys` entries, the oldest dropped first).
+// at most `keys` entries, the oldest dropped first). In a cluster() the workers share the keys
+// through the primary (SharedKeys, cluster/once-exchange.ts): a new key is claimed there first,
+// so a resend that lands on another worker waits for, or gets, the first worker's outcome.
 import type { Logger } from '../core/logger.ts';
 import { errorFrame } from './protocol.ts';
 import type { Socket } from './socket.ts';
@@ -18,6 +20,23 @@ export interface IdempotencyOptions {
 export interface CompiledIdempotency {
   window: number;
   keys: number;
+}
+
+/** The first outcome of a key: the answer frame and the ref it carries. */
+export interface KeyOutcome {
+  text: string;
+  ref: number;
+}
+
+/**
+ * Keys shared by the processes that may see one client's resends (the workers of a cluster()):
+ * implemented in cluster/, lent to the hub by the App. `scope` names the route.
+ */
+export interface SharedKeys {
+  /** Null: this process runs the key (it claimed it); else the first outcome, once it exists (it waits while another runs it). */
+  claim(scope: string, key: string, limits: CompiledIdempotency): Promise<KeyOutcome | null>;
+  /** The handler of a key this process claimed settled: its outcome, for the other processes. */
+  settle(scope: string, key: string, outcome: KeyOutcome): void;
 }
 
 /** Sends a protocol answer to a socket (control.ts's `answer`: corked when `async`, nothing once closed). */
@@ -60,11 +79,13 @@ export class OnceWindow {
   private readonly options: CompiledIdempotency;
   private readonly answer: Answer;
   private readonly log: Logger;
+  private readonly shared: { keys: SharedKeys; scope: string } | null;
 
-  constructor(options: CompiledIdempotency, answer: Answer, log: Logger) {
+  constructor(options: CompiledIdempotency, answer: Answer, log: Logger, shared: { keys: SharedKeys; scope: string } | null = null) {
     this.options = options;
     this.answer = answer;
     this.log = log;
+    this.shared = shared;
   }
 
   /** Keys remembered now (tests, metrics). */
@@ -106,14 +127,30 @@ export class OnceWindow {
     if (this.runs.size >= this.options.keys) this.runs.delete(this.runs.keys().next().value!);
     const entry: Run = { at: now, ref, text: undefined, waiting: [] };
     this.runs.set(key, entry);
-    run((first, text, async) => {
+    const settle: Answer = (first, text, async) => {
       if (entry.text !== undefined) return;
       entry.text = text;
       this.answer(first, text, async);
       // Other sockets: outside their uWS callback, so always corked.
       for (const [w, r] of entry.waiting) this.answer(w, withRef(text, ref, r), true);
       entry.waiting = [];
-    });
+    };
+    const shared = this.shared;
+    if (shared === null) return run(settle);
+    // Claimed in the cluster first; whatever follows runs outside the uWS callback (corked answers).
+    shared.keys.claim(shared.scope, key, this.options).then(
+      (outcome) => {
+        if (outcome !== null) return settle(s, withRef(outcome.text, outcome.ref, ref), true);
+        run((first, text) => {
+          settle(first, text, true);
+          shared.keys.settle(shared.scope, key, { text, ref });
+        });
+      },
+      (err: unknown) => {
+        this.log.warn({ err, key }, 'websocket: the cluster could not claim an idempotency key; running it here');
+        run((first, text) => settle(first, text, true));
+      },
+    );
   }
 
   /** Forgets the keys past the window, oldest first; one still running stops the sweep (the bound on keys still holds). */

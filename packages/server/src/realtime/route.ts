@@ -104,7 +104,8 @@ function compileBehavior(
     stats,
     maxPendingRequests: limits.maxPendingRequests,
   };
-  const control = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent);
+  const shared = hub.sharedKeys === null ? null : { keys: hub.sharedKeys, scope: spec.pattern.path };
+  const control = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared);
   const aroundEvent = hooks.aroundEvent;
 
   // Runs an app hook: a throw or a rejection is logged, never thrown into uWS. The hook and

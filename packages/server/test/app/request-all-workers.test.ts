@@ -12,7 +12,7 @@ test('a worker that is not running is logged and skipped: its subscribers are in
   const log = recordingLogger();
   const place = { worker: 1, workers: 3, hub: new WsHub() };
   const down = new Rpc(1, () => false); // every peer restarting
-  const result = await requestAllWorkers(down, place, log.logger, 'room', 'ack', { n: 1 }, { timeout: 100 });
+  const result = await requestAllWorkers(down, place, undefined, log.logger, 'room', 'ack', { n: 1 }, { timeout: 100 });
   assert.deepEqual(result, { replies: [], missing: [] });
   const warned = log.entries.filter((e) => e.level === 'warn');
   assert.deepEqual(
@@ -27,7 +27,7 @@ test('bad arguments throw at once, before any worker is asked', () => {
   const rpc = new Rpc(1, () => ++posted > 0);
   const place = { worker: 1, workers: 2, hub: new WsHub() };
   const ask = (topic: string, event: string, data?: unknown, timeout?: number) =>
-    requestAllWorkers(rpc, place, recordingLogger().logger, topic, event, data, { timeout });
+    requestAllWorkers(rpc, place, undefined, recordingLogger().logger, topic, event, data, { timeout });
   assert.throws(() => ask('bad topic', 'ack'), TypeError);
   assert.throws(() => ask('room', 'bad name'), TypeError);
   assert.throws(() => ask('room', 'ack', { n: 1n }), TypeError);
@@ -39,10 +39,19 @@ test('a worker answers with its own subscribers over the channel (none here: emp
   // Two Rpcs wired to each other, as two threads' are (structured clones through a port).
   const one: Rpc = new Rpc(1, (to, m) => (queueMicrotask(() => two.receive(1, structuredClone(m))), to === 2));
   const two: Rpc = new Rpc(2, (to, m) => (queueMicrotask(() => one.receive(2, structuredClone(m))), to === 1));
-  serveRequestAll(two, { worker: 2, workers: 2, hub: new WsHub() });
+  serveRequestAll(two, { worker: 2, workers: 2, hub: new WsHub() }, undefined);
   assert.ok(two.has(REQUEST_ALL_CHANNEL));
   const log = recordingLogger();
-  const result = await requestAllWorkers(one, { worker: 1, workers: 2, hub: new WsHub() }, log.logger, 'room', 'ack', { n: 1 }, {});
+  const result = await requestAllWorkers(
+    one,
+    { worker: 1, workers: 2, hub: new WsHub() },
+    undefined,
+    log.logger,
+    'room',
+    'ack',
+    { n: 1 },
+    {},
+  );
   assert.deepEqual(result, { replies: [], missing: [] });
   assert.equal(log.entries.length, 0, 'worker 2 answered');
 });

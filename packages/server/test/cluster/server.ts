@@ -28,6 +28,7 @@ const server = await cluster(
     if (env.STATIC_DIR) app.static('/static', env.STATIC_DIR);
     // bus-meta.test.ts: publishes carry metadata naming their worker; deliveries record what came with them.
     const heard: unknown[] = [];
+    const paid = new Map<string, number>();
     if (env.BUS_META === '1') {
       app.addHook('onPublish', (_topic, info) => ({ worker: String(app.worker), event: String(info.event) }));
       app.addHook('onDeliver', (topic, meta) => void heard.push({ topic, ...meta }));
@@ -130,6 +131,15 @@ const server = await cluster(
     app.ws('/live', {
       events: {
         who: { handler: () => app.worker },
+        // retries.test.ts: a keyed request runs once in the cluster; `runs` counts this worker's runs of an id.
+        pay: {
+          handler: async (_socket, d: any) => {
+            paid.set(d.id, (paid.get(d.id) ?? 0) + 1);
+            await new Promise((r) => setTimeout(r, d.ms ?? 0));
+            return { worker: app.worker, id: d.id };
+          },
+        },
+        runs: { handler: (_socket, id: any) => paid.get(id) ?? 0 },
         stats: { handler: () => ({ worker: app.worker, ...workerStats() }) },
         say: {
           handler: (socket, data: any) => {

@@ -23,6 +23,28 @@ export interface BusHost {
   readonly logger: Logger;
   /** Subscribers of `topic` in this process (uWS's count). */
   localSubscribers(topic: string): number;
+  /**
+   * Another server's app.requestAll(): asks this process's subscribers of `ask.topic` and
+   * answers with their replies, socket ids prefixed with `prefix` (`"<server>:<worker>:"`).
+   * Absent where there are no sockets (a cluster's primary relay). Rejects on a bad ask.
+   */
+  requestAll?(ask: BusAsk, prefix: string): Promise<BusAnswer>;
+}
+
+/** app.requestAll() as it travels to the other servers (docs/realtime.md, "Acknowledged broadcasts"). */
+export interface BusAsk {
+  topic: string;
+  event: string;
+  /** The data as JSON would send it (toJSON applied), or undefined. */
+  data?: unknown;
+  /** Milliseconds each client gets to answer; 0: no limit. */
+  timeout: number;
+}
+
+/** One server's answer to a BusAsk: ids already name the server and worker; errors as `{ code, message }`. */
+export interface BusAnswer {
+  replies: { id: string; data: unknown }[];
+  missing: { id: string; code: string; message: string }[];
 }
 
 /**
@@ -75,6 +97,14 @@ export interface Bus {
   shareOrigin?(processId: Uint8Array, member: number): void;
   /** Optional, for a cluster's primary relay: subscribers per topic on the other servers. */
   remoteCounts?(): Map<string, number>;
+  /**
+   * Optional (broker buses): app.requestAll() on the other servers. Resolves with the answers
+   * of the servers that answered in time (never rejects): by the ask's timeout plus a margin,
+   * or sooner once every server known to have subscribers of the topic answered.
+   */
+  askAll?(ask: BusAsk): Promise<BusAnswer[]>;
+  /** Names this process in requestAll socket ids (`"<server>:<worker>:<id>"`), with askAll. */
+  readonly server?: string;
   /** Stops: unsubscribes and disconnects. Called when the app closes, after its sockets. */
   close(): void | Promise<void>;
 }

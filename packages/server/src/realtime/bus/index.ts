@@ -1,2 +1,2 @@
-export type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from './bus.ts';
+export type { Bus, BusDelivery, BusHost, BusMessage, BusMeta, BusAsk, BusAnswer } from './bus.ts';
 export { InProcessBus, isInProcess } from './in-process.ts';

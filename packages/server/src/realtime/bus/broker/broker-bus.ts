@@ -4,13 +4,14 @@
 // drops the broker's echo of them, checks what arrives before local fan-out, bounds what
 // waits for a slow or absent broker, batches interest changes and keeps the cluster-wide
 // subscriber counts (docs/scaling.md).
-import type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from '../bus.ts';
+import type { Bus, BusAnswer, BusAsk, BusDelivery, BusHost, BusMessage, BusMeta } from '../bus.ts';
 import { silentLogger, type Logger } from '../../../core/logger.ts';
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES, newOrigin, originOf, PROCESS_BYTES, sentBy } from './frame.ts';
 import { META_FLAG, metaJson, payloadStart, readMeta } from './frame.ts';
 import { Outbox } from './outbox.ts';
 import { Presence } from './presence.ts';
 import { brokerBusOptions, type BrokerBusOptions, type BrokerBusStats } from './options.ts';
+import { RequestAllExchange } from './request-all-exchange.ts';
 import { StallWatch } from './stall.ts';
 
 export { brokerBusOptions, type BrokerBusOptions, type BrokerBusStats };
@@ -49,6 +50,8 @@ export class BrokerBus implements Bus {
   private readonly options: ReturnType<typeof brokerBusOptions>;
   private readonly outbox: Outbox;
   private readonly presence = new Presence();
+  /** app.requestAll() with the other servers; built at start, once the origin is final. */
+  private exchange: RequestAllExchange | null = null;
   private deliver: BusDelivery | null = null;
   private host: BusHost | null = null;
   private logger: Logger;
@@ -100,11 +103,25 @@ export class BrokerBus implements Bus {
     this.deliver = deliver;
     this.host = host ?? null;
     if (this.options.logger === undefined && host !== undefined) this.logger = host.logger;
+    const bus = this;
+    this.exchange = new RequestAllExchange({
+      origin: this.origin,
+      shared: this.echoBytes === PROCESS_BYTES,
+      maxMessageSize: this.options.maxMessageSize,
+      get logger() {
+        return bus.logger;
+      },
+      host: this.host,
+      send: (topic, frame) => this.outbox.push(topic, frame),
+      holders: (topic) => (this.options.presenceInterval === false ? null : this.presence.holders(topic)),
+      reject: (topic, reason) => this.reject(topic, reason),
+    });
     // Not awaited: the app serves local traffic while the broker is away.
     this.transport.open(this.link);
     this.stall?.start();
+    // The control channel (presence, requestAll asks) and this bus's requestAll reply channel.
+    this.transport.subscribe([null, this.exchange.reply]);
     if (this.options.presenceInterval !== false) {
-      this.transport.subscribe([null]);
       this.presenceTimer = setInterval(() => this.announce(), this.options.presenceInterval);
       this.presenceTimer.unref();
     }
@@ -182,6 +199,21 @@ export class BrokerBus implements Bus {
     this.echoBytes = PROCESS_BYTES;
   }
 
+  /** Names this process in app.requestAll() socket ids: the 6 bytes of its origin the workers of a cluster() share, as hex. */
+  get server(): string {
+    return this.origin.subarray(0, PROCESS_BYTES).toString('hex');
+  }
+
+  /** app.requestAll() on the other servers (request-all-exchange.ts); none while the broker is away. */
+  askAll(ask: BusAsk): Promise<BusAnswer[]> {
+    if (this.exchange === null || !this.connected || this.closed) {
+      if (this.exchange !== null)
+        this.logger.warn({ topic: ask.topic }, `app.requestAll(): ${this.transport.name} bus disconnected, other servers not asked`);
+      return Promise.resolve([]);
+    }
+    return this.exchange.ask(ask);
+  }
+
   /** Subscribers per topic on the other servers, as last announced (the cluster's primary relay). */
   remoteCounts(): Map<string, number> {
     return this.presence.totals();
@@ -231,6 +263,7 @@ export class BrokerBus implements Bus {
       this.outbox.push(null, encodeFrame(this.origin, FrameKind.Presence, Presence.encode(1, [])));
     }
     this.closed = true;
+    this.exchange?.close();
     this.interested.clear();
     this.presence.clear();
     const deadline = Date.now() + 2000;
@@ -295,6 +328,15 @@ export class BrokerBus implements Bus {
     if (problem !== null) return this.reject(topic, problem);
     if (sentBy(frame, this.origin, this.echoBytes)) return; // the broker's echo of our own (or a sibling worker's) publish
     const kind = frame[2]! & ~META_FLAG;
+    if (topic === this.exchange?.reply) {
+      if (kind !== FrameKind.Answer) return this.reject(topic, 'not a requestAll answer on the reply channel');
+      return this.exchange.receiveAnswer(frame);
+    }
+    if (kind === FrameKind.Answer) return this.reject(topic, 'a requestAll answer off the reply channel');
+    if (kind === FrameKind.Ask) {
+      if (topic !== null) return this.reject(topic, 'a requestAll ask on a topic channel');
+      return this.exchange?.receiveAsk(frame);
+    }
     if (topic === null) {
       if (kind !== FrameKind.Presence) return this.reject(topic, 'a message on the presence channel');
       const refused = this.presence.receive(

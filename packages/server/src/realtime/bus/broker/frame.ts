@@ -15,7 +15,8 @@ export const ORIGIN_BYTES = 8;
  */
 export const PROCESS_BYTES = 6;
 
-export const FrameKind = { Text: 0, Binary: 1, Presence: 2 } as const;
+/** Ask and Answer: app.requestAll() between servers (request-all-exchange.ts), JSON payloads. */
+export const FrameKind = { Text: 0, Binary: 1, Presence: 2, Ask: 3, Answer: 4 } as const;
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
 /**
@@ -92,10 +93,10 @@ export function checkFrame(frame: Uint8Array, maxPayload: number): string | null
   if (frame[0] !== FRAME_MAGIC) return 'not a Tachyon bus frame';
   if (frame[1] !== FRAME_VERSION) return `unknown frame version ${frame[1]}`;
   const kind = frame[2]! & ~META_FLAG;
-  if (kind !== FrameKind.Text && kind !== FrameKind.Binary && kind !== FrameKind.Presence) return `unknown frame kind ${frame[2]}`;
+  if (kind > FrameKind.Answer) return `unknown frame kind ${frame[2]}`;
   let start = HEADER_BYTES;
   if ((frame[2]! & META_FLAG) !== 0) {
-    if (kind === FrameKind.Presence) return 'a presence frame with metadata';
+    if (kind > FrameKind.Binary) return 'a control frame with metadata';
     if (frame.byteLength < HEADER_BYTES + 2) return 'shorter than its metadata length';
     start = payloadStart(frame);
     if (start - HEADER_BYTES - 2 > MAX_META_BYTES) return `metadata over ${MAX_META_BYTES} bytes`;

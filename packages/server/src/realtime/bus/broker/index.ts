@@ -1,9 +1,8 @@
 export {
   BrokerBus,
-  brokerBusOptions,
-  type BrokerBusOptions,
   type BrokerBusStats,
   type BrokerLink,
   type BrokerTransport,
 } from './broker-bus.ts';
+export { brokerBusOptions, type BrokerBusOptions } from './options.ts';
 export { checkFrame, encodeFrame, FrameKind, HEADER_BYTES } from './frame.ts';

@@ -35,6 +35,14 @@ export class Presence {
     return totals;
   }
 
+  /** The origins of the servers heard from recently that have subscribers of `topic` (requestAll waits for them). */
+  holders(topic: string): Set<string> {
+    const now = Date.now();
+    const found = new Set<string>();
+    for (const [origin, peer] of this.peers) if (peer.expires >= now && (peer.counts.get(topic) ?? 0) > 0) found.add(origin);
+    return found;
+  }
+
   /** The counts of each server heard from recently, forgetting the others on the way. */
   private *live(): Generator<Map<string, number>> {
     const now = Date.now();
