@@ -8,19 +8,12 @@ import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { connect, type ClientError, type Live } from '@tachyon/client';
 import type { GameState, RoomEvents } from '../src/game/index.ts';
-import { eventually, sleep } from './players.ts';
+import { eventually, sleep, type GameContract, type GameLive } from './players.ts';
 
 const PASSAGE = 'type me quick';
 
-type Requests = {
-  'pvp:join': { data: { roomCode: string }; reply: GameState };
-  'pvp:keystrokes': { data: string; reply: { ok: true; typingIndex: number } };
-  'pvp:backspace': { reply: { ok: true; typingIndex: number } };
-  ping: { reply: { now: number; worker: number } };
-};
-
 interface Player {
-  live: Live<RoomEvents, Requests>;
+  live: GameLive;
   /** The worker holding this player's WebSocket. */
   worker: number;
   roomCode: string;
@@ -111,9 +104,9 @@ function withCookie(cookie: string) {
 }
 
 /** A WebSocket that landed on worker `worker` (reconnecting until it does). */
-async function socketOn(worker: number, cookie: string): Promise<{ live: Live<RoomEvents, Requests>; statuses: string[] }> {
+async function socketOn(worker: number, cookie: string): Promise<{ live: GameLive; statuses: string[] }> {
   for (let i = 0; i < 20; i++) {
-    const live = connect<RoomEvents, Requests>(`ws://127.0.0.1:${port}/ws`, {
+    const live = connect<GameContract>(`ws://127.0.0.1:${port}/ws`, {
       WebSocket: withCookie(cookie),
       onError: () => {},
       maxRetries: 0,

@@ -1,17 +1,17 @@
 // Real players for the server tests: matchmaking over HTTP (keeping the guest cookie), then
-// @tachyon/client over a real WebSocket that sends the cookie like a browser would.
-import { connect, type Live } from '@tachyon/client';
+// @tachyon/client over a real WebSocket that sends the cookie like a browser would. Both
+// clients are typed from the server's app (`GameAppType`): no hand-written maps.
+import { connect, type WsContract } from '@tachyon/client';
+import { client } from '@tachyon/client/http';
 import type { GameState, RoomEvents } from '../src/game/index.ts';
+import type { GameAppType } from '../src/server/index.ts';
 
-type Requests = {
-  'pvp:join': { data: { roomCode: string }; reply: GameState };
-  'pvp:keystrokes': { data: string; reply: { ok: true; typingIndex: number } };
-  'pvp:backspace': { reply: { ok: true; typingIndex: number } };
-  ping: { reply: { now: number } };
-};
+/** The game's ws route: its requests and the room topics' events, from the server's declarations. */
+export type GameContract = WsContract<GameAppType, '/ws'>;
+export type GameLive = ReturnType<typeof connect<GameContract>>;
 
 export interface TestPlayer {
-  live: Live<RoomEvents, Requests>;
+  live: GameLive;
   roomCode: string;
   cookie: string;
   state: GameState;
@@ -40,18 +40,16 @@ function withCookie(cookie: string) {
 }
 
 export async function matchmake(port: number, name?: string, cookie?: string): Promise<{ roomCode: string; cookie: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/pvp/matchmake${name ? `?name=${encodeURIComponent(name)}` : ''}`, {
-    headers: cookie ? { cookie } : {},
-  });
-  if (res.status !== 200) throw new Error(`matchmake: ${res.status} ${await res.text()}`);
-  const { roomCode } = (await res.json()) as { roomCode: string };
+  const api = client<GameAppType>(`http://127.0.0.1:${port}`);
+  const res = await api.get('/api/pvp/matchmake', { query: name ? { name } : {}, headers: cookie ? { cookie } : {} });
+  if (!res.ok) throw new Error(`matchmake: ${res.status} ${JSON.stringify(res.data)}`);
   const set = res.headers.get('set-cookie');
-  return { roomCode, cookie: set ? set.split(';')[0]! : cookie! };
+  return { roomCode: res.data.roomCode, cookie: set ? set.split(';')[0]! : cookie! };
 }
 
 /** Connects with `cookie`, subscribes to the room and joins it. */
 export async function joinAs(port: number, roomCode: string, cookie: string): Promise<TestPlayer> {
-  const live = connect<RoomEvents, Requests>(`ws://127.0.0.1:${port}/ws`, { WebSocket: withCookie(cookie), onError: () => {} });
+  const live = connect<GameContract>(`ws://127.0.0.1:${port}/ws`, { WebSocket: withCookie(cookie), onError: () => {} });
   const events: TestPlayer['events'] = [];
   live.subscribe(`race:${roomCode}`, (event, data) => events.push({ event, data }));
   const state = await live.request('pvp:join', { roomCode });

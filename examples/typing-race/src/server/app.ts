@@ -8,8 +8,8 @@ export interface GameAppOptions extends GameRoutesOptions {
   app?: Omit<AppOptions, 'cookieSecret'>;
 }
 
+/** `app` is typed with the game's routes, topics and ws route (`GameAppType`): the typed clients read it. */
 export interface GameApp extends GameRoutes {
-  app: App;
   /** Listens on `port` (0: any); the returned server's close() also stops the game clock. */
   listen(port: number, host?: string): Promise<Server>;
 }
@@ -19,7 +19,6 @@ export function createGameApp(options: GameAppOptions = {}): GameApp {
   const routes = registerGame(app, options);
   return {
     ...routes,
-    app,
     async listen(port, host) {
       const server = await app.listen(port, host);
       const close = server.close.bind(server);

@@ -1,6 +1,8 @@
-// The game on a Tachyon app: `GET /api/pvp/matchmake` and the WebSocket at `/ws`. Kept apart
-// from the app's creation so that the pages (a SvelteKit app) can be mounted beside these
-// routes on the same App.
+// The game on a Tachyon app: `GET /api/pvp/matchmake`, `GET /api/pvp/me`, the room topics
+// `race:*` and the WebSocket at `/ws`. Kept apart from the app's creation so that the pages (a
+// SvelteKit app) can be mounted beside these routes on the same App. Declared in one chain, at
+// fixed paths: the returned app's type carries them all (`GameAppType`), and the typed clients
+// of the pages and the tests read it.
 import { HttpError, type App, type Socket } from '@tachyon/server';
 import { z } from 'zod';
 import {
@@ -16,6 +18,7 @@ import {
 } from '../game/index.ts';
 import { guestFrom, newGuest, setGuestCookie } from './guest.ts';
 import { JoinData, Keystrokes, MatchmakeQuery } from './schemas.ts';
+import { AcceptedReply, GameStateReply, MatchmakeReply, MeReply, Problem, RoomEventSchemas } from './wire.ts';
 import { answerForRooms, codePrefixOf, forward, remoteOwner } from './workers.ts';
 
 export interface GameRoutesOptions {
@@ -23,10 +26,6 @@ export interface GameRoutesOptions {
   config?: Partial<GameConfig>;
   /** Passages to race on (default: the built-in ones). */
   passages?: readonly string[];
-  /** Where the WebSocket lives (default `/ws`). */
-  wsPath?: string;
-  /** Prefix of the HTTP API (default `/api/pvp`). */
-  apiPrefix?: string;
 }
 
 /** What each socket carries: its guest, and the room it joined (if any). */
@@ -38,7 +37,9 @@ export interface PlayerSocket {
   owner: number;
 }
 
-export interface GameRoutes {
+export interface GameRoutes<A = GameAppType> {
+  /** The app the game was added to, typed with the game's routes and topics. */
+  app: A;
   game: Game;
   /** Stops the game's clock (call when the server closes). */
   stop(): void;
@@ -60,9 +61,12 @@ function refused(e: GameError): HttpError {
   return new HttpError(STATUS[e.code], `${e.code}: ${e.message}`);
 }
 
+/** The game's app type: the routes, topics and ws route `registerGame` adds to a plain `App`. */
+export type GameAppType = ReturnType<typeof registerGame>['app'];
+
 const ROOM_TOPIC = /^race:((?:[1-9][0-9]{0,3}-)?[A-HJ-NP-Z2-9]{6})$/;
 
-export function registerGame(app: App, options: GameRoutesOptions = {}): GameRoutes {
+export function registerGame(app: App, options: GameRoutesOptions = {}) {
   const game = new Game({
     config: options.config,
     passages: options.passages,
@@ -74,23 +78,6 @@ export function registerGame(app: App, options: GameRoutesOptions = {}): GameRou
   });
   // On cluster(): answer the other workers for this worker's rooms (src/server/workers.ts).
   if (app.cluster.workers > 0) answerForRooms(app, game);
-  const api = options.apiPrefix ?? '/api/pvp';
-
-  app.get(`${api}/matchmake`, { query: MatchmakeQuery }, (req, res) => {
-    const known = guestFrom(req);
-    const name = req.query.name;
-    // A name in the query renames the guest (same id: a reconnect is still the same player).
-    const guest = known ? (name && name !== known.name ? { id: known.id, name } : known) : newGuest(name);
-    if (guest !== known) setGuestCookie(res, guest);
-    return { roomCode: game.matchmake(Date.now()) };
-  });
-
-  app.get(`${api}/me`, (req) => {
-    const guest = guestFrom(req);
-    if (!guest) throw new HttpError(404, 'No guest yet: matchmake first');
-    return { name: guest.name };
-  });
-
   const leaveRoom = (ws: Socket<PlayerSocket>) => {
     const { roomCode, playerId, owner } = ws.data;
     if (roomCode === null) return;
@@ -122,58 +109,77 @@ export function registerGame(app: App, options: GameRoutesOptions = {}): GameRou
     return r;
   };
 
-  app.ws(options.wsPath ?? '/ws', {
-    upgrade: (req): PlayerSocket => ({ guest: guestFrom(req) ?? newGuest(), roomCode: null, playerId: 0, owner: 0 }),
-    // Only the topics of rooms that exist (asking their owner on cluster()).
-    subscribe(ws, topic) {
-      const m = ROOM_TOPIC.exec(topic);
-      if (m === null) return false;
-      const owner = remoteOwner(app, m[1]!);
-      if (owner === 0) return game.room(m[1]!) !== undefined;
-      return forward(app, owner, { op: 'exists', roomCode: m[1]! }).catch(() => false);
-    },
-    events: {
-      'pvp:join': {
-        schema: JoinData,
-        handler(ws, { roomCode }) {
-          if (ws.data.roomCode !== null && ws.data.roomCode !== roomCode) leaveRoom(ws);
-          const owner = remoteOwner(app, roomCode);
-          if (owner === 0) return joined(ws, roomCode, 0, game.join(roomCode, ws.data.guest, Date.now()));
-          return forward(app, owner, { op: 'join', roomCode, guest: ws.data.guest }).then((state) => joined(ws, roomCode, owner, state));
+  const typed = app
+    // What a room's topic carries (publishes and typed clients read it).
+    .topic('race:*', { events: RoomEventSchemas })
+    .get('/api/pvp/matchmake', { query: MatchmakeQuery, response: { 200: MatchmakeReply } }, (req, res) => {
+      const known = guestFrom(req);
+      const name = req.query.name;
+      // A name in the query renames the guest (same id: a reconnect is still the same player).
+      const guest = known ? (name && name !== known.name ? { id: known.id, name } : known) : newGuest(name);
+      if (guest !== known) setGuestCookie(res, guest);
+      return { roomCode: game.matchmake(Date.now()) };
+    })
+    .get('/api/pvp/me', { response: { 200: MeReply, 404: Problem } }, (req) => {
+      const guest = guestFrom(req);
+      if (!guest) throw new HttpError(404, 'No guest yet: matchmake first');
+      return { name: guest.name };
+    })
+    .ws('/ws', {
+      upgrade: (req): PlayerSocket => ({ guest: guestFrom(req) ?? newGuest(), roomCode: null, playerId: 0, owner: 0 }),
+      // Only the topics of rooms that exist (asking their owner on cluster()).
+      subscribe(ws, topic) {
+        const m = ROOM_TOPIC.exec(topic);
+        if (m === null) return false;
+        const owner = remoteOwner(app, m[1]!);
+        if (owner === 0) return game.room(m[1]!) !== undefined;
+        return forward(app, owner, { op: 'exists', roomCode: m[1]! }).catch(() => false);
+      },
+      events: {
+        'pvp:join': {
+          schema: JoinData,
+          reply: GameStateReply,
+          handler(ws, { roomCode }) {
+            if (ws.data.roomCode !== null && ws.data.roomCode !== roomCode) leaveRoom(ws);
+            const owner = remoteOwner(app, roomCode);
+            if (owner === 0) return joined(ws, roomCode, 0, game.join(roomCode, ws.data.guest, Date.now()));
+            return forward(app, owner, { op: 'join', roomCode, guest: ws.data.guest }).then((state) => joined(ws, roomCode, owner, state));
+          },
+        },
+        'pvp:keystrokes': {
+          schema: Keystrokes,
+          reply: AcceptedReply,
+          handler(ws, text) {
+            const { roomCode, playerId, owner } = ws.data;
+            if (roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
+            if (owner !== 0) return forward(app, owner, { op: 'keystrokes', roomCode, playerId, text }).then(accepted);
+            return accepted(game.keystrokes(roomCode, playerId, text, Date.now()));
+          },
+        },
+        'pvp:backspace': {
+          schema: z.undefined(),
+          reply: AcceptedReply,
+          handler(ws) {
+            const { roomCode, playerId, owner } = ws.data;
+            if (roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
+            if (owner !== 0) return forward(app, owner, { op: 'backspace', roomCode, playerId }).then(accepted);
+            return accepted(game.backspace(roomCode, playerId, Date.now()));
+          },
+        },
+        // On cluster(), also which worker holds this socket (for tools and tests).
+        ping: {
+          reply: z.object({ now: z.number(), worker: z.number().optional() }),
+          handler: () => (app.cluster.workers === 0 ? { now: Date.now() } : { now: Date.now(), worker: app.cluster.worker }),
         },
       },
-      'pvp:keystrokes': {
-        schema: Keystrokes,
-        handler(ws, text) {
-          const { roomCode, playerId, owner } = ws.data;
-          if (roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
-          if (owner !== 0) return forward(app, owner, { op: 'keystrokes', roomCode, playerId, text }).then(accepted);
-          return accepted(game.keystrokes(roomCode, playerId, text, Date.now()));
-        },
+      close(ws) {
+        leaveRoom(ws);
       },
-      'pvp:backspace': {
-        schema: z.undefined(),
-        handler(ws) {
-          const { roomCode, playerId, owner } = ws.data;
-          if (roomCode === null) throw refused({ ok: false, code: 'NOT_JOINED', message: 'Join a room first' });
-          if (owner !== 0) return forward(app, owner, { op: 'backspace', roomCode, playerId }).then(accepted);
-          return accepted(game.backspace(roomCode, playerId, Date.now()));
-        },
-      },
-      // On cluster(), also which worker holds this socket (for tools and tests).
-      ping:
-        app.cluster.workers === 0
-          ? { handler: () => ({ now: Date.now() }) }
-          : { handler: () => ({ now: Date.now(), worker: app.cluster.worker }) },
-    },
-    close(ws) {
-      leaveRoom(ws);
-    },
-    // Keystroke batches are tiny: a frame over 1 KiB is not a client of ours.
-    maxPayloadLength: 1024,
-  });
+      // Keystroke batches are tiny: a frame over 1 KiB is not a client of ours.
+      maxPayloadLength: 1024,
+    });
 
   const timer = setInterval(() => game.tick(Date.now()), TICK_MS);
   timer.unref();
-  return { game, stop: () => clearInterval(timer) };
+  return { app: typed, game, stop: () => clearInterval(timer) } satisfies GameRoutes<typeof typed>;
 }

@@ -1,18 +1,13 @@
 // One race as reactive state: joins the room over the game's WebSocket, follows what the
 // room publishes, and sends the typing (batched: one `pvp:keystrokes` of 1–6 characters per
-// flush, so fast typists stay under the server's rate limit).
+// flush, so fast typists stay under the server's rate limit). The requests, their replies and
+// the room's events are typed from the server's app (`GameAppType`), and matchmaking goes
+// through the typed HTTP client: nothing here restates what the server declares.
+import type { connect, TopicListener, TopicEvents, WsContract } from '@tachyon/client';
+import { client } from '@tachyon/client/http';
 import { Connection } from '@tachyon/sveltekit/client';
-import type {
-  Countdown,
-  GameState,
-  LobbyUpdate,
-  MatchEnded,
-  Phase,
-  PlayerView,
-  ProgressUpdate,
-  Result,
-  WpmUpdate,
-} from '../../../src/game/events.ts';
+import type { GameState, Phase, PlayerView, Result } from '../../../src/game/events.ts';
+import type { GameAppType } from '../../../src/server/index.ts';
 
 export type { Phase, PlayerView, Result };
 
@@ -24,9 +19,16 @@ const PING_EVERY_MS = 2000;
 /** Distinct caret colours, by seat order (a room holds at most 6 players). */
 export const COLOURS = ['#38bdf8', '#f472b6', '#a3e635', '#fbbf24', '#c084fc', '#fb923c'];
 
+type GameContract = WsContract<GameAppType, '/ws'>;
+type GameLive = ReturnType<typeof connect<GameContract>>;
+/** What a room's topic carries, by event (from the server's `app.topic('race:*', …)`). */
+type RoomListener = TopicListener<TopicEvents<GameContract['~wsContract']['topics'], `race:${string}`>>;
+
 let shared: Connection | undefined;
 /** One connection for every page of the tab. */
 export const connection = (): Connection => (shared ??= new Connection({ path: '/ws' }));
+/** The connection's client typed with the game's contract (the adapter's `Connection` holds an untyped one; same object). */
+const gameLive = (): GameLive | undefined => connection().live as GameLive | undefined;
 
 export class Race {
   readonly roomCode: string;
@@ -56,10 +58,10 @@ export class Race {
 
   /** Subscribes, joins, and starts pinging. */
   async start(): Promise<void> {
-    const live = connection().live;
+    const live = gameLive();
     if (!live) return;
     this.#stops.push(
-      live.subscribe(`race:${this.roomCode}`, (event, data) => this.#on(event, data), {
+      live.subscribe(`race:${this.roomCode}`, (...args) => this.#on(...args), {
         onDenied: () => (this.phase = 'missing'),
       }),
     );
@@ -86,9 +88,9 @@ export class Race {
   }
 
   async #join(): Promise<boolean> {
-    const live = connection().live!;
+    const live = gameLive()!;
     try {
-      this.#state((await live.request('pvp:join', { roomCode: this.roomCode })) as GameState);
+      this.#state(await live.request('pvp:join', { roomCode: this.roomCode }));
       this.error = null;
       return true;
     } catch (e) {
@@ -132,12 +134,12 @@ export class Race {
     void this.#send('pvp:keystrokes', batch);
   }
 
-  async #send(event: 'pvp:keystrokes' | 'pvp:backspace', data?: string): Promise<void> {
-    const live = connection().live;
+  async #send(...args: ['pvp:keystrokes', string] | ['pvp:backspace']): Promise<void> {
+    const live = gameLive();
     if (!live) return;
     try {
       // Frames go out in order, so the batches reach the server in typing order.
-      await (data === undefined ? live.request(event) : live.request(event, data));
+      await (args[0] === 'pvp:backspace' ? live.request(args[0]) : live.request(args[0], args[1]));
     } catch (e) {
       const message = (e as Error).message;
       // Typing past the end races the match-ended event: not worth a banner.
@@ -159,23 +161,23 @@ export class Race {
     this.players = players;
   }
 
-  #on(event: string, data: unknown): void {
+  #on: RoomListener = (...[event, data]) => {
     switch (event) {
       case 'pvp:lobby-update': {
-        const d = data as LobbyUpdate;
+        const d = data;
         this.phase = d.phase;
         this.#players(d.players);
         if (d.phase === 'racing' || d.phase === 'waiting') this.secondsLeft = null;
         break;
       }
       case 'pvp:countdown': {
-        const d = data as Countdown;
+        const d = data;
         this.phase = d.phase;
         this.secondsLeft = d.secondsLeft;
         break;
       }
       case 'pvp:progress-update': {
-        const d = data as ProgressUpdate;
+        const d = data;
         const p = this.players.find((x) => x.playerId === d.playerId);
         if (p) {
           p.typingIndex = d.typingIndex;
@@ -184,7 +186,7 @@ export class Race {
         break;
       }
       case 'pvp:wpm-update': {
-        for (const w of (data as WpmUpdate).players) {
+        for (const w of data.players) {
           const p = this.players.find((x) => x.playerId === w.playerId);
           if (p) {
             p.wpm = w.wpm;
@@ -196,20 +198,22 @@ export class Race {
       case 'pvp:match-ended': {
         this.#flush();
         this.phase = 'ended';
-        this.results = (data as MatchEnded).results;
+        this.results = data.results;
         break;
       }
     }
-  }
+  };
 }
+
+/** The game's HTTP API, typed from the server's routes ('' : the page's own origin). */
+const api = client<GameAppType>('');
 
 /** Matchmakes as `name`; resolves with the room code (the guest cookie is set on the way). */
 export async function findRace(name: string): Promise<string> {
   // No name yet (a visitor who came by a link): the server picks a guest name.
-  const res = await fetch(name ? `/api/pvp/matchmake?name=${encodeURIComponent(name)}` : '/api/pvp/matchmake');
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { message?: string } | null;
-    throw new Error(body?.message ?? `Matchmaking failed (${res.status})`);
-  }
-  return ((await res.json()) as { roomCode: string }).roomCode;
+  const res = await api.get('/api/pvp/matchmake', { query: name ? { name } : {} });
+  if (res.ok) return res.data.roomCode;
+  // Undeclared statuses (a 400 for a bad name) carry the server's `{ error }` body.
+  const body = res.data as { error?: string } | undefined;
+  throw new Error(body?.error ?? `Matchmaking failed (${res.status})`);
 }

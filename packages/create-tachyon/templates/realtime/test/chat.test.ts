@@ -1,12 +1,12 @@
 // `npm test`: the page and the client over app.request(); the chat over real WebSockets.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { connect } from '@tachyon/client';
+import { connect, type WsContract } from '@tachyon/client';
 import type { Server } from '@tachyon/server';
-import { createApp, type ChatMessage } from '../src/app.ts';
+import { createApp, type Chat, type ChatMessage } from '../src/app.ts';
 
-type Events = { message: ChatMessage };
-type Requests = { say: { data: { room: string; name: string; text: string }; reply: { ok: boolean } } };
+/** The route's requests and the room topics' events, from the app's type (src/app.ts). */
+type Contract = WsContract<Chat, '/chat'>;
 
 const app = createApp();
 let server: Server;
@@ -27,9 +27,9 @@ test('serves the page and the browser client', async () => {
 });
 
 test('a message reaches everyone in the room, and only them', async () => {
-  const alice = connect<Events, Requests>(url);
-  const bob = connect<Events, Requests>(url);
-  const carol = connect<Events, Requests>(url);
+  const alice = connect<Contract>(url);
+  const bob = connect<Contract>(url);
+  const carol = connect<Contract>(url);
   const bobGot: ChatMessage[] = [];
   const carolGot: ChatMessage[] = [];
   bob.on('room:lobby', 'message', (m) => bobGot.push(m));
@@ -46,12 +46,25 @@ test('a message reaches everyone in the room, and only them', async () => {
 });
 
 test('a bad message is refused with a validation error, the socket stays open', async () => {
-  const alice = connect<Events, Requests>(url);
+  const alice = connect<Contract>(url);
   await alice.ready;
   await assert.rejects(alice.request('say', { room: 'Not A Room', name: 'alice', text: 'hi' }));
   await assert.rejects(alice.request('say', { room: 'lobby', name: 'alice', text: '' }));
   assert.deepEqual(await alice.request('say', { room: 'lobby', name: 'alice', text: 'still here' }), { ok: true });
   alice.close();
+});
+
+test('the contract types the calls: wrong ones fail `npm run typecheck`', () => {
+  // Type-only checks: never called, so nothing is sent.
+  const never = (live: ReturnType<typeof connect<Contract>>) => {
+    // @ts-expect-error: no such event
+    void live.request('shout', { room: 'lobby' });
+    // @ts-expect-error: `say` needs a name
+    void live.request('say', { room: 'lobby', text: 'hi' });
+    // @ts-expect-error: a room's messages have no `user`
+    live.on('room:lobby', 'message', (m) => m.user);
+  };
+  assert.equal(typeof never, 'function');
 });
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms = 2000): Promise<void> {
