@@ -74,6 +74,8 @@ export interface SocketPolicy {
   stats: WsStats | null;
   /** The route's maxPendingRequests: server → client requests awaiting an answer, per socket. */
   maxPendingRequests: number;
+  /** The route's path pattern (`socket.route`). */
+  route: string;
 }
 
 export interface SendOptions {
@@ -112,6 +114,15 @@ export class Socket<Data = unknown, Topics = {}> {
     this.data = data;
     this.ip = ip;
     this._policy = policy;
+  }
+
+  /**
+   * The pattern of the WebSocket route the socket connected to, e.g. `/rooms/:id` (as
+   * `req.route` for HTTP): a low-cardinality label for logs, metrics and traces. Read from the
+   * route, so it costs a socket nothing.
+   */
+  get route(): string {
+    return this._policy.route;
   }
 
   /** True once close() was called or the connection is gone. */
