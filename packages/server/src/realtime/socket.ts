@@ -35,8 +35,15 @@ export interface SocketHub {
   checkPublish(topic: string, event: string, data: unknown): void;
   /** History options of `topic`, or null (hub.ts). */
   historyOf(topic: string): Readonly<HistoryOptions> | null;
-  /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
-  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any> | null): boolean;
+  /** A publish on a history topic: positioned by its store, then delivered except to `from` (the bus carries `meta`). */
+  publishHistory(
+    topic: string,
+    event: string,
+    json: string | undefined,
+    h: Readonly<HistoryOptions>,
+    from: Socket<any> | null,
+    meta?: BusMeta,
+  ): boolean;
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
   subscribeHistory(
     s: Socket<any>,
@@ -244,7 +251,7 @@ export class Socket<Data = unknown, Topics = {}> {
     if (hub.validating) hub.checkPublish(topic, event, data);
     const h = hub.historyOf(topic);
     const meta = hub.publishHooks.length === 0 ? undefined : hub.publishing(topic, event, this, false);
-    if (h !== null) return hub.publishHistory(topic, event, encodeData(data), h, this);
+    if (h !== null) return hub.publishHistory(topic, event, encodeData(data), h, this, meta);
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));
