@@ -94,7 +94,7 @@ describe('the upgrade route and outcome', () => {
     let decided: (() => void) | undefined;
     const app = new App({ logger: silentLogger });
     app.addHook('onUpgradeEnd', (_req, outcome) => void outcomes.push(outcome));
-    app.ws('/slow', { upgrade: () => new Promise((r) => (decided = () => r({}))) });
+    app.ws('/slow', { upgrade: () => new Promise<object>((r) => (decided = () => r({}))) });
     const srv = await start(app);
     try {
       const client = connect(srv.port, '127.0.0.1');
