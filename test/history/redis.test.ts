@@ -85,6 +85,34 @@ describe('history (redis): beyond one process', () => {
     }
   });
 
+  test('kept(): the messages a late subscriber would get (size, ttl), and app.topicStats() shows them', async () => {
+    const store = redisHistory({ url: redis.url, prefix: 'kept:' });
+    try {
+      const sized = { size: 5 };
+      assert.equal(await store.kept('room:none', sized), 0, 'a topic never published to');
+      for (let i = 0; i < 8; i++) await store.append('room:sized', 'n', String(i), sized);
+      assert.equal(await store.kept('room:sized', sized), 5);
+      const timed = { size: 5, ttl: 150 };
+      for (let i = 0; i < 3; i++) await store.append('room:timed', 'n', String(i), timed);
+      assert.equal(await store.kept('room:timed', timed), 3);
+      await sleep(250);
+      assert.equal(await store.kept('room:timed', timed), 0, 'past the ttl');
+      assert.equal(await store.kept('room:none', sized), 0, 'reading created nothing');
+    } finally {
+      await store.close();
+    }
+    const server = await startServer({ store: redisHistory({ url: redis.url, prefix: 'kept-app:' }) });
+    try {
+      const sub = await subscriber(server.url, 'room:stats');
+      for (let i = 0; i < 4; i++) server.app.publish('room:stats', 'n', i);
+      await waitFor(() => sub.got.length === 4, 'live');
+      assert.equal((await server.app.topicStats('room:stats')).history, 4);
+      sub.close();
+    } finally {
+      await server.close();
+    }
+  });
+
   test('two servers on one Redis number a topic together: offsets are gap-free across servers', async () => {
     const a = await startServer({ store: redisHistory({ url: redis.url, prefix: 'two:' }) });
     const b = await startServer({ store: redisHistory({ url: redis.url, prefix: 'two:' }) });

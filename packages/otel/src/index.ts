@@ -38,12 +38,10 @@ export function otel(options?: OtelOptions) {
     if (!isRecordingTracer(tracer)) return;
 
     // Declared routes, as onRoute announces them: whether a user route is the catch-all
-    // (else `/*` is the not-found answer, which has no http.route), and the ws paths.
+    // (else `/*` is the not-found answer, which has no http.route).
     let catchAll = false;
-    const wsRoutes = new Set<string>();
     scope.addHook('onRoute', (route) => {
       if (route.kind === 'http' && route.path === '/*') catchAll = true;
-      else if (route.kind === 'ws') wsRoutes.add(route.path);
     });
 
     const http = httpTracing(tracer, ignore, (req) => catchAll || req.route !== '/*');
@@ -56,8 +54,9 @@ export function otel(options?: OtelOptions) {
     scope.addHook('onResponse', http.onResponse);
 
     if (websocket) {
-      const ws = websocketTracing(tracer, ignore, wsRoutes);
+      const ws = websocketTracing(tracer, ignore);
       scope.addHook('onUpgrade', ws.onUpgrade);
+      scope.addHook('onUpgradeEnd', ws.onUpgradeEnd);
       scope.addHook('aroundEvent', ws.aroundEvent);
     }
     if (publishes) {

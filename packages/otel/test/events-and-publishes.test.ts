@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { App, HttpError, silentLogger, type Bus, type Server } from '@tachyon/server';
-import { redisBus } from '@tachyon/redis';
+import { redisBus, redisHistory } from '@tachyon/redis';
 import { natsBus } from '@tachyon/nats';
 import { z } from 'zod';
 import { otel } from '../src/index.ts';
@@ -156,12 +156,19 @@ describe('event spans', () => {
 });
 
 /** One server with its own tracer provider and exporter (two "services" in one test process). */
-async function tracedServer(bus: Bus) {
+async function tracedServer(bus: Bus, historyOn?: string) {
   const spans = new InMemorySpanExporter();
   const own = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
   const app = new App({ logger: silentLogger, bus });
   await app.register(otel({ tracerProvider: own }));
-  app.ws('/live', {});
+  // With history, the topic's messages are positioned by a store on the same Redis first.
+  if (historyOn !== undefined) app.topic('chat', { history: { size: 10, store: redisHistory({ url: historyOn, prefix: 'otel:' }) } });
+  app.ws('/live', {
+    events: {
+      // A socket's publish on the topic (Socket.publish: its other subscribers, and the bus).
+      say: { handler: (ws, text: string) => void ws.publish('chat', 'said', text) },
+    },
+  });
   app.get('/say', (req) => {
     const sent = app.publish('chat', 'said', req.query.text);
     return { sent, traceId: trace.getActiveSpan()?.spanContext().traceId };
@@ -224,3 +231,51 @@ for (const [name, startBroker, busOn] of BROKERS) {
     }
   });
 }
+
+test('a history topic on Redis (the Redis history store): the positioned message carries the trace to the other server', async () => {
+  const broker = await RedisBroker.start();
+  const a = await tracedServer(redisBus({ url: broker.url }), broker.url);
+  const b = await tracedServer(redisBus({ url: broker.url }), broker.url);
+  try {
+    const listener = await socket(`ws://127.0.0.1:${b.port}/live`);
+    listener.send({ type: 'subscribe', topic: 'chat', ref: 1 });
+    await listener.next((m) => m.type === 'subscribed');
+    await sleep(300); // b's broker subscription is in place (interest is batched)
+
+    // The app's publish, from a request on a.
+    const res = await fetch(`${a.url}/say?text=hi`);
+    const { traceId } = (await res.json()) as { traceId: string };
+    const got = await listener.next((m) => m.event === 'said');
+    assert.equal(got.data, 'hi');
+    assert.equal(typeof got.offset, 'number', 'the message was positioned by the history store');
+    const send = await finished(a.spans, 'send');
+    assert.equal(send.spanContext().traceId, traceId);
+    const processed = await finished(b.spans, 'process');
+    assert.deepEqual(
+      processed.links.map((l) => [l.context.traceId, l.context.spanId]),
+      [[traceId, send.spanContext().spanId]],
+    );
+    assert.equal(parentOf(processed)?.spanId, send.spanContext().spanId);
+    assert.equal(processed.attributes['messaging.destination.name'], 'chat');
+
+    // A socket's publish on a, from an event handler: the delivery on b joins the event's trace.
+    a.spans.reset();
+    b.spans.reset();
+    const speaker = await socket(`ws://127.0.0.1:${a.port}/live`);
+    speaker.send({ type: 'event', event: 'say', data: 'from a socket', ref: 2 });
+    await speaker.next((m) => m.type === 'reply' && m.ref === 2);
+    assert.equal((await listener.next((m) => m.event === 'said')).data, 'from a socket');
+    const event = await finished(a.spans, 'ws say');
+    const socketSend = await finished(a.spans, 'send');
+    assert.equal(parentOf(socketSend)?.spanId, event.spanContext().spanId);
+    const socketProcessed = await finished(b.spans, 'process');
+    assert.equal(parentOf(socketProcessed)?.spanId, socketSend.spanContext().spanId);
+    assert.equal(socketProcessed.spanContext().traceId, event.spanContext().traceId);
+    listener.ws.close();
+    speaker.ws.close();
+  } finally {
+    await a.server.close();
+    await b.server.close();
+    await broker.dispose();
+  }
+});

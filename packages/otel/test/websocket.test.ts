@@ -1,11 +1,12 @@
 // WebSocket spans on a real server: the upgrade continues the caller's trace (traceparent on
-// the handshake), each event handled gets a span of its own.
+// the handshake) and ends with its status (101, or the refusal's), each event handled gets a
+// span of its own, linked to its connection's upgrade span.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { SpanKind } from '@opentelemetry/api';
-import { App, silentLogger, type Server } from '@tachyon/server';
+import { App, HttpError, silentLogger, type Server } from '@tachyon/server';
 import { otel } from '../src/index.ts';
-import { exporter, parentOf, provider, spanNamed, start } from './setup.ts';
+import { exporter, parentOf, provider, sleep, spanNamed, start } from './setup.ts';
 
 let server: Server;
 let url: string;
@@ -15,14 +16,21 @@ before(async () => {
   const app = new App({ logger: silentLogger });
   await app.register(otel({ tracerProvider: provider }));
   app.ws('/live', { events: { add: { handler: (_ws, d: { a: number; b: number }) => ({ sum: d.a + d.b }) } } });
+  app.ws('/rooms/:id', {
+    upgrade: (req) => {
+      if (req.query.token !== 'ok') throw new HttpError(401, 'no token');
+      return { room: req.params.id };
+    },
+    events: { add: { handler: (_ws, d: { a: number; b: number }) => ({ sum: d.a + d.b }) } },
+  });
   ({ server, url, port } = await start(app));
 });
 after(() => server.close());
 afterEach(() => exporter.reset());
 
 /** Opens a socket (Node's WebSocket, which takes extra handshake headers), sends one event, waits for its reply. */
-async function addOverSocket(headers: Record<string, string>): Promise<unknown> {
-  const ws = new WebSocket(`${url.replace('http', 'ws')}/live`, { headers } as never);
+async function addOverSocket(headers: Record<string, string>, path = '/live'): Promise<unknown> {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}${path}`, { headers } as never);
   await new Promise<void>((resolve, reject) => {
     ws.onopen = () => resolve();
     ws.onerror = () => reject(new Error('websocket failed to open'));
@@ -54,6 +62,7 @@ test('the upgrade: a SERVER span under the caller trace, with the route; an even
     'server.port': port,
     'user_agent.original': 'ws-test',
     'tachyon.websocket.upgrade': true,
+    'http.response.status_code': 101,
   });
 
   const event = await spanNamed('ws add');
@@ -62,9 +71,48 @@ test('the upgrade: a SERVER span under the caller trace, with the route; an even
   assert.equal(event.attributes['rpc.method'], 'add');
   assert.equal(event.attributes['client.address'], '127.0.0.1');
   assert.equal(typeof event.attributes['tachyon.websocket.socket_id'], 'number');
-  // A trace of its own: the socket's upgrade is not reachable from the event hook (docs/otel.md).
+  assert.equal(event.attributes['tachyon.websocket.route'], '/live');
+  // A trace of its own, linked to the connection's upgrade span (docs/otel.md, parenting).
   assert.equal(parentOf(event), undefined);
   assert.notEqual(event.spanContext().traceId, traceId);
+  assert.deepEqual(
+    event.links.map((l) => l.context),
+    [upgrade.spanContext()],
+  );
+});
+
+test('a parameterized path: http.route is the pattern on the upgrade and the event spans; each socket links its own upgrade', async () => {
+  assert.deepEqual(await addOverSocket({}, '/rooms/7?token=ok'), { type: 'reply', ref: 1, data: { sum: 42 } });
+  assert.deepEqual(await addOverSocket({}, '/rooms/8?token=ok'), { type: 'reply', ref: 1, data: { sum: 42 } });
+  await spanNamed('ws add');
+  const upgrades = exporter.getFinishedSpans().filter((s) => s.name === 'GET /rooms/:id');
+  assert.equal(upgrades.length, 2);
+  for (const u of upgrades) {
+    assert.equal(u.attributes['http.route'], '/rooms/:id');
+    assert.equal(u.attributes['http.response.status_code'], 101);
+  }
+  assert.notEqual(upgrades[0]!.attributes['url.path'], upgrades[1]!.attributes['url.path']);
+  const deadline = Date.now() + 2000;
+  while (exporter.getFinishedSpans().filter((s) => s.name === 'ws add').length < 2 && Date.now() < deadline) await sleep(10);
+  const events = exporter.getFinishedSpans().filter((s) => s.name === 'ws add');
+  assert.equal(events.length, 2);
+  // Each event links to the upgrade of its own socket (same url.path), never the other's.
+  const ids = new Set(upgrades.map((u) => u.spanContext().spanId));
+  const linked = events.map((e) => e.links[0]?.context.spanId);
+  assert.deepEqual(new Set(linked), ids);
+  for (const e of events) assert.equal(e.attributes['tachyon.websocket.route'], '/rooms/:id');
+});
+
+test('a refused upgrade: the span ends with the refusal status (401), no socket', async () => {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/rooms/9`);
+  await new Promise<void>((resolve) => (ws.onerror = () => resolve()));
+  const upgrade = await spanNamed('GET /rooms/:id');
+  assert.equal(upgrade.attributes['http.response.status_code'], 401);
+  assert.equal(upgrade.attributes['http.route'], '/rooms/:id');
+  assert.equal(upgrade.attributes['url.path'], '/rooms/9');
+  // 4xx: the client's doing, the status stays unset (as for HTTP server spans).
+  assert.equal(upgrade.status.code, 0);
+  assert.equal(exporter.getFinishedSpans().filter((s) => s.name.startsWith('ws ')).length, 0);
 });
 
 test('a malformed traceparent on the upgrade is ignored: a new trace, the socket works', async () => {

@@ -129,6 +129,22 @@ export class RedisHistoryStore implements HistoryStore {
     return readBack(topic, request, options, (await this.script(READ, this.keys(topic), args)) as ReadReply, Date.now());
   }
 
+  /**
+   * Messages kept for `topic` now, as a subscriber asking for the last `size` would get them
+   * (the dashboard's history column): the stream's length, or without a ttl's expired run at
+   * the old end. One XLEN, or one XREVRANGE of at most `size` entries with a ttl. Reads only:
+   * never draws an epoch or creates a key.
+   */
+  async kept(topic: string, options: Readonly<HistoryOptions>): Promise<number> {
+    if (this.known && !this.client.isReady) throw new Error('redis history: not connected (reconnecting)');
+    const stream = this.keys(topic)[1];
+    if (options.ttl === undefined) return Number(await this.client.sendCommand(['XLEN', stream]));
+    const raw = (await this.client.sendCommand(['XREVRANGE', stream, '+', '-', 'COUNT', String(options.size)])) as Entry[];
+    const oldestKept = Date.now() - options.ttl;
+    const end = raw.findIndex((e) => Number(e[1][1]) < oldestKept); // newest first, as readBack
+    return end === -1 ? raw.length : end;
+  }
+
   /** Never waits for a Redis that is down: closes when connected, else drops the connection attempts. */
   async close(): Promise<void> {
     await (this.client.isReady ? this.client.close() : Promise.resolve(this.client.destroy())).catch(() => {});

@@ -22,7 +22,7 @@ export {
 } from './core/middleware-setup.ts';
 export type { HttpHooks, ResponseInfo, RouteHooks } from './http/hooks.ts';
 export { toJsonSchema, type JsonSchema, type JsonSchemaIo, type JsonSchemaTarget } from './http/json-schema.ts';
-export type { WsHooks, WsRouteHooks } from './realtime/ws-hooks.ts';
+export type { UpgradeOutcome, WsHooks, WsRouteHooks } from './realtime/ws-hooks.ts';
 export type { EventOutcome, EventOutcomeCode } from './realtime/event-outcome.ts';
 export type { AppDecorations, ReplyDecorations, RequestDecorations } from './http/decoration-types.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';

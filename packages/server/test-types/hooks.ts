@@ -10,6 +10,7 @@ import {
   type RouteInfo,
   type Scope,
   type Socket,
+  type UpgradeOutcome,
   type BusMeta,
   type EventOutcome,
   type EventOutcomeCode,
@@ -69,6 +70,15 @@ app.addHook('aroundEvent', async (ws, event, run) => {
   expectType<Equal<typeof outcome.code, EventOutcomeCode>>(true);
   expectType<Equal<typeof outcome.error, unknown>>(true);
   return event;
+});
+app.addHook('onUpgradeEnd', (req, outcome) => {
+  expectType<Equal<typeof req, Request>>(true);
+  expectType<Equal<typeof outcome, UpgradeOutcome>>(true);
+  expectType<Equal<typeof outcome.status, number>>(true);
+  expectType<Equal<typeof outcome.socket, Socket<any> | null>>(true);
+  expectType<Equal<typeof outcome.socket extends infer S ? (S extends Socket<any> ? S['route'] : never) : never, string>>(true);
+  // @ts-expect-error: the outcome is read-only
+  outcome.status = 200;
 });
 app.addHook('onPublish', (topic, info) => {
   expectType<Equal<typeof info, PublishInfo>>(true);

@@ -14,11 +14,13 @@ type Limits = { size: number; ttl?: number };
 
 type Append = { topic: string; event: string; json: string | undefined; limits: Limits };
 type Read = { topic: string; request: HistoryRequest; limits: Limits };
+type Kept = { topic: string; limits: Limits };
 
 /** The primary side: `store` answers every worker's requests (one Rpc per worker). */
 export function serveHistory(rpc: Rpc, store: MemoryHistoryStore): void {
   rpc.handle('history-append', (m: Append) => store.append(m.topic, m.event, m.json, m.limits));
   rpc.handle('history-read', (m: Read) => store.read(m.topic, m.request, m.limits));
+  rpc.handle('history-kept', (m: Kept) => store.kept(m.topic, m.limits));
 }
 
 const limitsOf = (o: Readonly<HistoryOptions>): Limits => (o.ttl === undefined ? { size: o.size } : { size: o.size, ttl: o.ttl });
@@ -33,7 +35,7 @@ export class WorkerHistoryStore implements HistoryStore {
     this.primary = primary;
   }
 
-  private ask<T>(channel: string, data: Append | Read): Promise<T> {
+  private ask<T>(channel: string, data: Append | Read | Kept): Promise<T> {
     return this.primary.request(0, channel, data).then(
       (result) => result as T,
       (err: Error) => {
@@ -54,5 +56,10 @@ export class WorkerHistoryStore implements HistoryStore {
           ? { last: request.last }
           : {};
     return this.ask('history-read', { topic, request: req, limits: limitsOf(options) });
+  }
+
+  /** Messages the primary keeps for `topic` now (the dashboard's history column). */
+  kept(topic: string, options: Readonly<HistoryOptions>): Promise<number> {
+    return this.ask('history-kept', { topic, limits: limitsOf(options) });
   }
 }

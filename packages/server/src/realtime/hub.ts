@@ -108,10 +108,17 @@ export class WsHub {
     return this.topics.active ? (this.topics.lookup(topic)?.history ?? null) : null;
   }
 
-  /** A publish on a history topic, by the app (`from` null) or a socket (Socket.publish). @internal */
-  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any> | null): boolean {
+  /** A publish on a history topic, by the app (`from` null) or a socket (Socket.publish), with the onPublish hooks' metadata. @internal */
+  publishHistory(
+    topic: string,
+    event: string,
+    json: string | undefined,
+    h: Readonly<HistoryOptions>,
+    from: Socket<any> | null,
+    meta?: BusMeta,
+  ): boolean {
     if (this.stats !== null) this.stats.publishes++;
-    return this.history.publish(topic, event, json, h, from);
+    return this.history.publish(topic, event, json, h, from, meta);
   }
 
   /** A subscribe the route allowed, on a history topic. @internal */
@@ -127,10 +134,10 @@ export class WsHub {
   }
 
   /** History topics are never coalesced: each envelope carries its own position. */
-  private readonly deliverPositioned = (topic: string, envelope: string, from: Socket<any> | null): boolean => {
+  private readonly deliverPositioned = (topic: string, envelope: string, from: Socket<any> | null, meta: BusMeta | undefined): boolean => {
     if (this.uws === null) return false;
     if (this.history.recording) this.history.delivered(topic, envelope);
-    if (this.remote !== null) this.sendToBus(topic, envelope, false);
+    if (this.remote !== null) this.sendToBus(topic, envelope, false, meta);
     return from !== null && !from.closed ? publishExcept(from, topic, envelope) : this.fanOut(topic, envelope, false);
   };
 
@@ -351,7 +358,7 @@ export class WsHub {
     if (this.uws === null) return false;
     const json = encodeData(data);
     const meta = this.publishHooks.length === 0 ? undefined : this.publishing(topic, event, null, volatile);
-    if (h !== null) return this.publishHistory(topic, event, json, h, null);
+    if (h !== null) return this.publishHistory(topic, event, json, h, null, meta);
     if (volatile) return this.publishVolatile(topic, topicEnvelope(topic, event, json), meta);
     if (this.stats !== null) this.stats.publishes++;
     const envelope = topicEnvelope(topic, event, json);

@@ -59,16 +59,7 @@ export function compileWsRoute(
     },
     limits.fallback,
   );
-  const upgrade = compileUpgrade(
-    spec,
-    settings,
-    policy,
-    tls,
-    limits.rateLimit?.upgrades ?? null,
-    hooks.onUpgrade,
-    app.RequestClass,
-    route.open,
-  );
+  const upgrade = compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null, hooks, app.RequestClass, route.open);
   return { behavior, fallback: { get: route.get(upgrade), post: route.post } };
 }
 
@@ -103,6 +94,7 @@ function compileBehavior(
     hub,
     stats,
     maxPendingRequests: limits.maxPendingRequests,
+    route: spec.pattern.path,
   };
   const shared = hub.sharedKeys === null ? null : { keys: hub.sharedKeys, scope: spec.pattern.path };
   const control = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared);
@@ -162,7 +154,7 @@ function compileBehavior(
     maxLifetime: limits.maxLifetime,
     sendPingsAutomatically: b.sendPingsAutomatically ?? true,
 
-    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null, hooks.onUpgrade, app.RequestClass),
+    upgrade: compileUpgrade(spec, settings, policy, tls, limits.rateLimit?.upgrades ?? null, hooks, app.RequestClass),
 
     open(ws) {
       const { socket: s, deferOpen } = ws as unknown as UpgradeData;

@@ -35,8 +35,15 @@ export interface SocketHub {
   checkPublish(topic: string, event: string, data: unknown): void;
   /** History options of `topic`, or null (hub.ts). */
   historyOf(topic: string): Readonly<HistoryOptions> | null;
-  /** A publish on a history topic: positioned by its store, then delivered except to `from`. */
-  publishHistory(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any> | null): boolean;
+  /** A publish on a history topic: positioned by its store, then delivered except to `from` (the bus carries `meta`). */
+  publishHistory(
+    topic: string,
+    event: string,
+    json: string | undefined,
+    h: Readonly<HistoryOptions>,
+    from: Socket<any> | null,
+    meta?: BusMeta,
+  ): boolean;
   /** A subscribe the route allowed on a history topic: replay, subscription, answer. */
   subscribeHistory(
     s: Socket<any>,
@@ -74,6 +81,8 @@ export interface SocketPolicy {
   stats: WsStats | null;
   /** The route's maxPendingRequests: server → client requests awaiting an answer, per socket. */
   maxPendingRequests: number;
+  /** The route's path pattern (`socket.route`). */
+  route: string;
 }
 
 export interface SendOptions {
@@ -112,6 +121,15 @@ export class Socket<Data = unknown, Topics = {}> {
     this.data = data;
     this.ip = ip;
     this._policy = policy;
+  }
+
+  /**
+   * The pattern of the WebSocket route the socket connected to, e.g. `/rooms/:id` (as
+   * `req.route` for HTTP): a low-cardinality label for logs, metrics and traces. Read from the
+   * route, so it costs a socket nothing.
+   */
+  get route(): string {
+    return this._policy.route;
   }
 
   /** True once close() was called or the connection is gone. */
@@ -233,7 +251,7 @@ export class Socket<Data = unknown, Topics = {}> {
     if (hub.validating) hub.checkPublish(topic, event, data);
     const h = hub.historyOf(topic);
     const meta = hub.publishHooks.length === 0 ? undefined : hub.publishing(topic, event, this, false);
-    if (h !== null) return hub.publishHistory(topic, event, encodeData(data), h, this);
+    if (h !== null) return hub.publishHistory(topic, event, encodeData(data), h, this, meta);
     policy.flushTopic(topic); // keeps the topic's order when the app coalesces
     if (policy.stats !== null) policy.stats.publishes++;
     const envelope = topicEnvelope(topic, event, encodeData(data));

@@ -12,7 +12,7 @@ import type { WsBehavior, WsRouteSpec } from './behavior.ts';
 import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
 import type { MessageBudget, UpgradeLimiter } from './rate-limit.ts';
-import { runGate, upgradeRefused, type WsHooks } from './ws-hooks.ts';
+import { runGate, upgradeRefused, type WsHookLists } from './ws-hooks.ts';
 
 /** What uWS hands to `open` as the socket's user data. */
 export interface UpgradeData {
@@ -30,7 +30,7 @@ export function compileUpgrade(
   policy: SocketPolicy,
   tls: boolean,
   limiter: UpgradeLimiter | null,
-  onUpgrade: readonly WsHooks['onUpgrade'][],
+  wsHooks: Pick<WsHookLists, 'onUpgrade' | 'onUpgradeEnd'>,
   RequestClass: typeof Request = Request,
   /**
    * The fallback transport (fallback/route.ts): an accepted request opens an SSE session on
@@ -48,6 +48,26 @@ export function compileUpgrade(
     compression: null,
     dedup: null,
   };
+  const onUpgrade = wsHooks.onUpgrade;
+  const ends = wsHooks.onUpgradeEnd;
+  /** The onUpgradeEnd hooks: observers, so a throw or a rejection is logged and nothing else. */
+  const ended = (req: Request, status: number, socket: Socket<any> | null, error: unknown): void => {
+    const outcome = { status, socket, error };
+    for (const hook of ends) {
+      try {
+        const out = hook(req, outcome);
+        if (out instanceof Promise) out.catch((err) => log.error({ err }, 'websocket onUpgradeEnd hook failed'));
+      } catch (err) {
+        log.error({ err }, 'websocket onUpgradeEnd hook failed');
+      }
+    }
+  };
+  /** A refused handshake: the error's answer, then its status to the onUpgradeEnd hooks (0 when the client had left). */
+  const refuse = (err: unknown, req: Request, res: Response): void => {
+    const left = res.finished;
+    hooks.fail(err, req, res);
+    if (ends.length !== 0) ended(req, left ? 0 : res.statusCode, null, left ? undefined : err);
+  };
   const paramNames = spec.pattern.paramNames;
   const wildcardAt = spec.pattern.wildcardAt;
   const hasParams = paramNames.length > 0 || wildcardAt !== -1;
@@ -55,7 +75,12 @@ export function compileUpgrade(
   const staticOrigins = typeof origins === 'function' ? undefined : origins;
   // With an upgrade limit every handshake is counted, through the full path below.
   const direct =
-    stream === undefined && b.upgrade === undefined && typeof origins !== 'function' && limiter === null && onUpgrade.length === 0;
+    stream === undefined &&
+    b.upgrade === undefined &&
+    typeof origins !== 'function' &&
+    limiter === null &&
+    onUpgrade.length === 0 &&
+    ends.length === 0;
   const route = b.upgrade;
   /** Origin check, the onUpgrade hooks, then the route's hook: the socket's data, false, or a promise of either. */
   const decide = (req: Request): unknown => {
@@ -94,16 +119,18 @@ export function compileUpgrade(
       }
     }
     const res = new Response(ures, settings, hooks, false, tls);
-    const req = new RequestClass(ureq, res, 'GET', settings, 0);
+    const req = new RequestClass(ureq, res, 'GET', settings, 0, spec.pattern.path);
     pair(req, res);
     // The uWS request dies with this callback: copy the handshake headers now.
     const key = ureq.getHeader('sec-websocket-key');
     const protocol = ureq.getHeader('sec-websocket-protocol');
     const extensions = ureq.getHeader('sec-websocket-extensions');
     const finish = (decided: unknown, async: boolean) => {
-      if (res.finished) return; // the client left during an async upgrade
-      if (decided === false) return hooks.fail(new HttpError(401, 'Unauthorized'), req, res);
+      if (res.finished) return ends.length === 0 ? undefined : ended(req, 0, null, undefined); // the client left during an async upgrade
+      if (decided === false) return refuse(new HttpError(401, 'Unauthorized'), req, res);
       const data: UpgradeData = { socket: new Socket(decided, req.ip, policy), deferOpen: async, budget: null };
+      // Told before uWS opens the socket, so that onUpgradeEnd always runs before onOpen.
+      if (ends.length !== 0) ended(req, stream === undefined ? 101 : 200, data.socket, undefined);
       handOver(res); // handed over to uWS: the HTTP response must not be touched again
       if (stream !== undefined) return stream(ures, data, async);
       ures.cork(() => ures.upgrade(data, key, protocol, extensions, context));
@@ -120,11 +147,11 @@ export function compileUpgrade(
       continueAsync(req, res, ures);
       decided.then(
         (data) => finish(data, true),
-        (err) => hooks.fail(err, req, res),
+        (err) => refuse(err, req, res),
       );
     } catch (err) {
       leaveCallback(res);
-      hooks.fail(err, req, res);
+      refuse(err, req, res);
     }
   };
 }

@@ -9,6 +9,12 @@ import type { EventOutcome } from './event-outcome.ts';
 export interface WsHooks {
   /** Before the route's `upgrade`: may refuse (return false: 403, or throw an HttpError). */
   onUpgrade: (req: Request) => unknown;
+  /**
+   * The handshake was decided (after the onUpgrade hooks and the route's `upgrade`): accepted
+   * (status 101, or 200 for a fallback session, with the socket), refused (the status sent,
+   * the error), or 0 when the client left first. Observes; errors are logged.
+   */
+  onUpgradeEnd: (req: Request, outcome: UpgradeOutcome) => unknown;
   /** A socket opened (before the route's `open`). Errors are logged. */
   onOpen: (ws: Socket<any>) => unknown;
   /** Before an event's validation and handler: may refuse (return false, or throw: an error reply). */
@@ -24,15 +30,32 @@ export interface WsHooks {
   onSocketClose: (ws: Socket<any>, code: number, reason: string) => unknown;
 }
 
+/** How a WebSocket handshake ended (the onUpgradeEnd hook). */
+export interface UpgradeOutcome {
+  /** 101 (upgraded), 200 (a fallback transport session), the refusal's status, or 0 when the client left before the decision. */
+  readonly status: number;
+  /** The socket, when accepted (before its `open`: sends wait for onOpen); null otherwise. */
+  readonly socket: Socket<any> | null;
+  /** What refused the upgrade (an HttpError, a hook's error); undefined when accepted or left. */
+  readonly error: unknown;
+}
+
 export type WsHookName = keyof WsHooks;
 export type WsHookLists = { [K in WsHookName]: WsHooks[K][] };
 /** A route's own WebSocket hooks: one function or a list per name. */
 export type WsRouteHooks = { [K in WsHookName]?: WsHooks[K] | WsHooks[K][] };
 
-export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>(['onUpgrade', 'onOpen', 'onEvent', 'aroundEvent', 'onSocketClose']);
+export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>([
+  'onUpgrade',
+  'onUpgradeEnd',
+  'onOpen',
+  'onEvent',
+  'aroundEvent',
+  'onSocketClose',
+]);
 
 export function emptyWsHooks(): WsHookLists {
-  return { onUpgrade: [], onOpen: [], onEvent: [], aroundEvent: [], onSocketClose: [] };
+  return { onUpgrade: [], onUpgradeEnd: [], onOpen: [], onEvent: [], aroundEvent: [], onSocketClose: [] };
 }
 
 /** Checks a ws route's `hooks` option; `fail` throws with the route named. */

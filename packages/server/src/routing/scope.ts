@@ -84,6 +84,7 @@ const APP_ONLY_HOOKS = new Set([
   'onListen',
   'onClose',
   'onUpgrade',
+  'onUpgradeEnd',
   'onOpen',
   'onEvent',
   'aroundEvent',

@@ -16,22 +16,25 @@ after(async () => {
   await cluster?.stop();
 });
 
-test('app.publish and socket.publish on one worker: the other worker hears their metadata', async () => {
+/** app.publish and socket.publish on `topic` from one worker: what each worker heard of it (new since the call). */
+async function publishAndHear(topic: string): Promise<void> {
   const { byWorker, spare } = await clientOnEachWorker(cluster.port, 2);
   clients.push(...byWorker.values(), ...spare);
   const got = new Map<number, unknown[]>();
   for (const [worker, client] of byWorker) {
     const list: unknown[] = [];
     got.set(worker, list);
-    client.subscribe('traced', (event, data) => list.push([event, data]));
+    client.subscribe(topic, (event, data) => list.push([event, data]));
   }
   await waitFor(
-    async () => [...(await fromEachWorker(cluster.port, '/counts?topic=traced', 2)).values()].every((a) => a.cluster === 2),
+    async () => [...(await fromEachWorker(cluster.port, `/counts?topic=${topic}`, 2)).values()].every((a) => a.cluster === 2),
     5000,
     'both subscribers counted cluster-wide',
   );
-  await byWorker.get(1)!.request('say', { topic: 'traced', n: 1 });
-  const { body } = await get(cluster.port, '/publish?topic=traced');
+  const on = (heard: Map<number, any>, w: number) => heard.get(w)!.heard.filter((h: { topic: string }) => h.topic === topic);
+  const before = await fromEachWorker(cluster.port, '/heard', 2);
+  await byWorker.get(1)!.request('say', { topic, n: 1 });
+  const { body } = await get(cluster.port, `/publish?topic=${topic}`);
   const publisher: number = body.worker;
   // socket.publish skips its sender: worker 1's client gets the app's publish only.
   await waitFor(() => got.get(1)!.length === 1 && got.get(2)!.length === 2, 5000, 'every message');
@@ -39,8 +42,13 @@ test('app.publish and socket.publish on one worker: the other worker hears their
 
   const heard = await fromEachWorker(cluster.port, '/heard', 2);
   const expected = (worker: number) => [
-    ...(worker === 2 ? [{ topic: 'traced', worker: '1', event: 'said' }] : []),
-    ...(worker !== publisher ? [{ topic: 'traced', worker: String(publisher), event: 'tick' }] : []),
+    ...(worker === 2 ? [{ topic, worker: '1', event: 'said' }] : []),
+    ...(worker !== publisher ? [{ topic, worker: String(publisher), event: 'tick' }] : []),
   ];
-  for (const worker of [1, 2]) assert.deepEqual(heard.get(worker)!.heard, expected(worker), `worker ${worker}`);
-});
+  for (const worker of [1, 2]) assert.deepEqual(on(heard, worker).slice(on(before, worker).length), expected(worker), `worker ${worker}`);
+}
+
+test('app.publish and socket.publish on one worker: the other worker hears their metadata', () => publishAndHear('traced'));
+
+test('a history topic (the primary shared store): the positioned message carries the metadata to the other worker', () =>
+  publishAndHear('hist:traced'));

@@ -79,3 +79,12 @@ test('a live subscriber on one worker gets the positions of publishes made on th
   );
   c.close();
 });
+
+test('kept() through the primary: every worker tells the same count (app.topicStats(), the dashboard column)', async () => {
+  for (let i = 0; i < 3; i++) await get(cluster.port, '/publish?topic=kept:1&n=2');
+  const stats = await fromEachWorker(cluster.port, '/topic-stats?topic=kept:1', 2);
+  assert.equal(stats.size, 2);
+  for (const [worker, s] of stats) assert.equal(s.history, 3, `worker ${worker}: 6 published, size 3`);
+  const none = await fromEachWorker(cluster.port, '/topic-stats?topic=kept:none', 2);
+  for (const [worker, s] of none) assert.equal(s.history, 0, `worker ${worker}: a topic never published to`);
+});

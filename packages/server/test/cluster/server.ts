@@ -128,6 +128,8 @@ const server = await cluster(
       return { worker: app.worker, replies, missing: missing.map((m) => ({ id: m.id, code: m.error.code, message: m.error.message })) };
     });
     app.topic('hist:*', { history: { size: 1000 } }); // history.test.ts: the primary's memory store
+    app.topic('kept:*', { history: { size: 3 } }); // history.test.ts: kept() through the primary
+    app.get('/topic-stats', async (req) => ({ worker: app.worker, ...(await app.topicStats(String(req.query.topic))) }));
     app.ws('/live', {
       events: {
         who: { handler: () => app.worker },

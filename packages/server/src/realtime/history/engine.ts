@@ -10,6 +10,7 @@
 //    answers, the socket gets the read envelopes, then the recorded ones with a higher
 //    offset, then its subscription, all in one turn.
 import type { Logger } from '../../core/logger.ts';
+import type { BusMeta } from '../bus/index.ts';
 import type { Socket } from '../socket.ts';
 import { deniedFrame, topicEnvelope } from '../protocol.ts';
 import { offsetOf } from './envelope.ts';
@@ -18,8 +19,12 @@ import { MemoryHistoryStore } from './memory.ts';
 import type { HistoryOptions } from './options.ts';
 import type { Appended, HistoryRead, HistoryRequest, HistoryStore } from './store.ts';
 
-/** Delivers an envelope to local subscribers (except `from`, a publishing socket) and the bus. */
-export type Deliver = (topic: string, envelope: string, from: Socket<any> | null) => boolean;
+/**
+ * Delivers an envelope to local subscribers (except `from`, a publishing socket) and the bus,
+ * with the onPublish hooks' metadata (a trace context): the store positions the message, the
+ * bus carries it, so the metadata waits beside the append and goes out with the envelope.
+ */
+export type Deliver = (topic: string, envelope: string, from: Socket<any> | null, meta: BusMeta | undefined) => boolean;
 
 /** Envelopes delivered on a topic while a recovery's read was in flight. */
 interface Recording {
@@ -68,28 +73,42 @@ export class HistoryEngine {
     if (set !== undefined && typeof envelope === 'string') for (const r of set) r.seen.push(envelope);
   }
 
-  publish(topic: string, event: string, json: string | undefined, h: Readonly<HistoryOptions>, from: Socket<any> | null): boolean {
+  publish(
+    topic: string,
+    event: string,
+    json: string | undefined,
+    h: Readonly<HistoryOptions>,
+    from: Socket<any> | null,
+    meta: BusMeta | undefined,
+  ): boolean {
     let appended: Appended | Promise<Appended>;
     try {
       appended = this.storeFor(h).append(topic, event, json, h);
     } catch (err) {
-      return this.unkept(err, topic, event, json, from);
+      return this.unkept(err, topic, event, json, from, meta);
     }
-    if (!(appended instanceof Promise)) return this.deliver(topic, appended.envelope, from);
+    if (!(appended instanceof Promise)) return this.deliver(topic, appended.envelope, from, meta);
     // Replies come back in the order the store got the appends: a topic's order is kept.
     appended.then(
-      (a) => this.deliver(topic, a.envelope, from),
-      (err) => this.unkept(err, topic, event, json, from),
+      (a) => this.deliver(topic, a.envelope, from, meta),
+      (err) => this.unkept(err, topic, event, json, from, meta),
     );
     return true;
   }
 
   /** The store failed: the message still goes out live, without a position (clients keep theirs). */
-  private unkept(err: unknown, topic: string, event: string, json: string | undefined, from: Socket<any> | null): boolean {
+  private unkept(
+    err: unknown,
+    topic: string,
+    event: string,
+    json: string | undefined,
+    from: Socket<any> | null,
+    meta: BusMeta | undefined,
+  ): boolean {
     const n = ++this.appendFailures;
     if ((n & (n - 1)) === 0)
       this.logger.error({ err, topic, failures: n }, 'history: store append failed; published live without a position');
-    return this.deliver(topic, topicEnvelope(topic, event, json), from);
+    return this.deliver(topic, topicEnvelope(topic, event, json), from, meta);
   }
 
   /** Subscribes `s` to a history topic, with the replay `request` asks for (null: the position only). */
