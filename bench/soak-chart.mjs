@@ -64,7 +64,7 @@ writeFileSync(out, `${svg}\n`);
 
 // The markdown block for bench/RESULTS.md (which lives in bench/: the image path is from there).
 const ops = Object.entries(run.counts ?? {}).reduce((a, [k, v]) => a + (k === 'failed' || k === 'ws-message' ? 0 : v), 0);
-const seconds = samples.at(-1).at;
+const seconds = run.minutes * 60; // the load's length (the last sample comes after it)
 const md = [
   `### Soak: ${run.minutes} minutes, ${who} (${date})`,
   '',
