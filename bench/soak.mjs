@@ -11,6 +11,8 @@
 //   npm run soak                      # 30 minutes
 //   npm run soak -- --minutes 2       # a smoke run
 //   node bench/soak.mjs --minutes 1440 --interval 30 --out soak-24h.json   # 24 hours
+//   npm run soak -- --cluster --workers 2     # the same against cluster(), bounds per worker
+//   node bench/soak-chart.mjs soak.json       # the chart of a run written with --out
 import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -26,11 +28,18 @@ const { values: opt } = parseArgs({
     http: { type: 'string', default: '8' }, // concurrent HTTP client loops
     ws: { type: 'string', default: '4' }, // concurrent WebSocket churn loops
     out: { type: 'string' },
+    cluster: { type: 'boolean', default: false },
+    workers: { type: 'string', default: '2' }, // with --cluster
   },
 });
 const minutes = Number(opt.minutes);
 const warmupMin = opt.warmup === undefined ? Math.min(5, minutes / 3) : Number(opt.warmup);
 const interval = Number(opt.interval);
+const workers = opt.cluster ? Number(opt.workers) : 0;
+if (opt.cluster && !(Number.isInteger(workers) && workers >= 1)) {
+  console.error(`soak: --workers must be a whole number above 0, got ${opt.workers}`);
+  process.exit(2);
+}
 for (const [k, v] of Object.entries({ minutes, warmup: warmupMin, interval, http: Number(opt.http), ws: Number(opt.ws) }))
   if (!(Number.isFinite(v) && v >= 0) || (k !== 'warmup' && v === 0)) {
     console.error(`soak: --${k} must be a positive number, got ${opt[k]}`);
@@ -62,8 +71,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const MB = (b) => (b / (1 << 20)).toFixed(1);
 
-// Server on core 0, load on core 1 (CONTRIBUTING.md#benchmarks), where there are two.
-const pin = availableParallelism() >= 2 && hasTaskset();
+// Server on core 0, load on core 1 (CONTRIBUTING.md#benchmarks), where there are two; a
+// cluster's workers are left to the scheduler (on one core they would only take turns).
+const pin = !opt.cluster && availableParallelism() >= 2 && hasTaskset();
 function hasTaskset() {
   try {
     execFileSync('taskset', ['-V'], { stdio: 'ignore' });
@@ -75,11 +85,12 @@ function hasTaskset() {
 if (pin) execFileSync('taskset', ['-a', '-pc', '1', String(process.pid)], { stdio: 'ignore' });
 const serverCmd = [process.execPath, '--expose-gc', new URL('./soak-server.mjs', import.meta.url).pathname];
 const server = spawn(pin ? 'taskset' : serverCmd[0], pin ? ['-c', '0', ...serverCmd] : serverCmd.slice(1), {
-  env: { ...process.env, INTERVAL: String(interval * 1000), NODE_ENV: 'production' },
+  env: { ...process.env, INTERVAL: String(interval * 1000), NODE_ENV: 'production', CLUSTER: String(workers) },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 const samples = [];
 let baseline;
+let primary; // under --cluster: the primary thread's latest sample
 let port = 0;
 let serverErrors = 0;
 const serverLog = [];
@@ -92,7 +103,8 @@ server.stdout.on('data', (d) => {
     out = out.slice(nl + 1);
     if (line.startsWith('READY ')) port = Number(line.slice(6));
     else if (line.startsWith('BASELINE ')) baseline = JSON.parse(line.slice(9));
-    else if (line.startsWith('SAMPLE ')) report(JSON.parse(line.slice(7)));
+    else if (line.startsWith('SAMPLE ')) report({ ...JSON.parse(line.slice(7)), ...(primary && { primary }) });
+    else if (line.startsWith('PRIMARY ')) primary = JSON.parse(line.slice(8));
   }
 });
 server.stderr.on('data', (d) => {
@@ -103,7 +115,7 @@ server.stderr.on('data', (d) => {
   }
 });
 const exited = new Promise((r) => server.once('exit', (code, signal) => r({ code, signal })));
-while (port === 0) {
+while (port === 0 || baseline === undefined) {
   if (server.exitCode !== null) throw new Error(`soak server did not start:\n${serverLog.join('\n')}`);
   await sleep(20);
 }
@@ -242,11 +254,13 @@ function report(s) {
   samples.push(s);
   console.log(
     `${s.at.toFixed(0).padStart(6)} s  rss ${MB(s.rss).padStart(6)} MB  heap ${MB(s.heap).padStart(5)} MB  fds ${String(s.fds).padStart(4)}  ` +
-      `handles ${String(s.handles).padStart(4)}  loop p99 ${s.elP99.toFixed(1).padStart(5)} ms (max ${s.elMax.toFixed(0)})  ops/s ${s.opsPerS.toFixed(0)}`,
+      `handles ${String(s.handles).padStart(4)}  loop p99 ${s.elP99.toFixed(1).padStart(5)} ms (max ${s.elMax.toFixed(0)})  ops/s ${s.opsPerS.toFixed(0)}` +
+      (s.workers ? `  heap/worker ${s.workers.map((w) => MB(w.heap)).join(' ')} MB` : ''),
   );
 }
 console.log(
-  `soak: ${minutes} min (warm-up ${warmupMin} min), samples every ${interval} s, ${opt.http} HTTP + ${opt.ws} WebSocket loops${pin ? ', server on core 0, load on core 1' : ''}`,
+  `soak: ${minutes} min (warm-up ${warmupMin} min), samples every ${interval} s, ${opt.http} HTTP + ${opt.ws} WebSocket loops` +
+    `${workers ? `, cluster() of ${workers} workers` : ''}${pin ? ', server on core 0, load on core 1' : ''}`,
 );
 await Promise.race([sleep(minutes * 60_000), exited]);
 stop = true;
@@ -265,22 +279,40 @@ const q = Math.max(1, Math.floor(after.length / 4));
 const first = after.slice(0, q);
 const last = after.slice(-q);
 const checks = [];
+/** `key`: a sample's field, or a function of the sample (a worker's, the primary's). */
 function grew(name, key, allowed, show = (v) => v) {
   if (after.length < 4) return;
-  const a = median(first.map((s) => s[key]));
-  const b = median(last.map((s) => s[key]));
+  const get = typeof key === 'function' ? key : (s) => s[key];
+  if (!first.every((s) => get(s) !== undefined) || !last.every((s) => get(s) !== undefined)) return;
+  const a = median(first.map(get));
+  const b = median(last.map(get));
   checks.push({ name, first: show(a), last: show(b), bound: `+${show(allowed(a))}`, ok: b - a <= allowed(a) });
 }
+const heapBound = (a) => Math.max(a * BOUNDS.heap.share, BOUNDS.heap.bytes);
+const loopBound = (a) => a * (BOUNDS.elP99.factor - 1) + BOUNDS.elP99.ms;
+const ms = (v) => v.toFixed(1);
 grew('RSS (MB)', 'rss', (a) => Math.max(a * BOUNDS.rss.share, BOUNDS.rss.bytes), MB);
-grew('heap after gc() (MB)', 'heap', (a) => Math.max(a * BOUNDS.heap.share, BOUNDS.heap.bytes), MB);
 grew('descriptors', 'fds', () => BOUNDS.fds);
-grew('handles', 'handles', () => BOUNDS.handles);
-grew(
-  'event-loop p99 (ms)',
-  'elP99',
-  (a) => a * (BOUNDS.elP99.factor - 1) + BOUNDS.elP99.ms,
-  (v) => v.toFixed(1),
-);
+if (workers === 0) {
+  grew('heap after gc() (MB)', 'heap', heapBound, MB);
+  grew('handles', 'handles', () => BOUNDS.handles);
+  grew('event-loop p99 (ms)', 'elP99', loopBound, ms);
+} else {
+  // RSS and descriptors are the process's; heap, handles and loop delay each thread's own.
+  for (let w = 1; w <= workers; w++) {
+    const of = (key) => (s) => s.workers?.find((x) => x.worker === w)?.[key];
+    grew(`worker ${w} heap (MB)`, of('heap'), heapBound, MB);
+    grew(`worker ${w} handles`, of('handles'), () => BOUNDS.handles);
+    grew(`worker ${w} loop p99 (ms)`, of('elP99'), loopBound, ms);
+  }
+  grew('primary heap (MB)', (s) => s.primary?.heap, heapBound, MB);
+  grew(
+    'primary handles',
+    (s) => s.primary?.handles,
+    () => BOUNDS.handles,
+  );
+  grew('primary loop p99 (ms)', (s) => s.primary?.elP99, loopBound, ms);
+}
 const problems = [];
 if (after.length < 4) problems.push(`only ${after.length} samples after warm-up: run longer or sample more often`);
 for (const c of checks) if (!c.ok) problems.push(`${c.name} grew past its bound: ${c.first} -> ${c.last} (${c.bound})`);
@@ -301,7 +333,11 @@ console.log(`operations: ${JSON.stringify(counts)}`);
 if (opt.out)
   writeFileSync(
     opt.out,
-    JSON.stringify({ minutes, warmupMin, interval, bounds: BOUNDS, baseline, samples, counts, failures, checks, problems }, null, 1),
+    JSON.stringify(
+      { minutes, warmupMin, interval, workers, bounds: BOUNDS, baseline, samples, counts, failures, checks, problems },
+      null,
+      1,
+    ),
   );
 if (problems.length > 0) {
   console.log(`\nsoak FAILED:\n- ${problems.join('\n- ')}`);
