@@ -4,6 +4,7 @@
 // plain arithmetic (http-series.ts); prom-client formats only when scraped. WebSocket
 // messages, publishes and slow consumers are counted by the app's hub once this middleware is
 // installed with app.use() (ws-series.ts), through the setup the app runs at start.
+import { performance } from 'node:perf_hooks'; // the binding: the global is an accessor, slower per call
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { AppView } from '../../core/settings.ts';
 import type { Request } from '../../http/io/request.ts';
