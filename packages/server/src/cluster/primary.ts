@@ -134,6 +134,8 @@ export class Primary {
       this.relay.attach(slot.id, port1);
       this.tell(worker, { type: 'relay', port: port2 }, [port2]);
     }
+    // The worker's flag for 'leaving' (release()).
+    let released: Int32Array | undefined;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const fail = (error: Error) => {
@@ -153,6 +155,7 @@ export class Primary {
       worker.on('message', (message: FromWorker) => {
         if (isRpcMessage(message))
           rpc.receive(slot.id, message); // closed once the worker is retired
+        else if (message.type === 'leaving') this.release(slot, worker, released);
         else if (message.type === 'ready') {
           if (settled) return;
           settled = true;
@@ -161,6 +164,7 @@ export class Primary {
           slot.lastBeat = Atomics.load(this.heartbeats, slot.id);
           slot.lastBeatAt = Date.now();
           slot.descriptor = message.descriptor;
+          if (message.released !== undefined) released = new Int32Array(message.released);
           if (message.descriptor !== undefined && !this.closing) this.acceptor?.add(message.descriptor);
           this.o.logger.debug({ worker: slot.id, threadId: worker.threadId }, 'worker started');
           resolve();
@@ -234,6 +238,23 @@ export class Primary {
         worker.once('exit', () => this.abandoned.delete(worker));
       }
     }
+  }
+
+  /**
+   * A worker is exiting on its own (process.exit() in the app) and blocks until this returns:
+   * take it out of the acceptor now, in this thread (the acceptor's), before its uWS loop is
+   * freed. uWS's acceptor hands an accepted socket to a child by deferring onto the child's
+   * loop; a freed loop there is a use-after-free (SIGSEGV, or glibc's mutex assertion). The
+   * rest of the retirement waits for the thread's 'exit' event, as for any death.
+   */
+  private release(slot: Slot, worker: Worker, released: Int32Array | undefined): void {
+    if (slot.worker === worker && slot.descriptor !== undefined) {
+      this.acceptor?.remove(slot.descriptor);
+      slot.descriptor = undefined;
+    }
+    if (released === undefined) return;
+    Atomics.store(released, 0, 1);
+    Atomics.notify(released, 0);
   }
 
   private died(slot: Slot, worker: Worker, err: Error | undefined, how: string, ending: 'abort' | 'gone' | 'abandon'): void {

@@ -39,8 +39,18 @@ export type ToWorker =
   | RpcMessage;
 
 export type FromWorker =
-  /** Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens itself). */
-  | { type: 'ready'; descriptor?: number }
+  /**
+   * Started; `descriptor` is for the acceptor (absent in reuseport mode: the worker listens
+   * itself). `released`: an Int32Array over it; the primary sets [0] to 1 (and notifies) once
+   * it has taken the descriptor out of the acceptor after a 'leaving'.
+   */
+  | { type: 'ready'; descriptor?: number; released?: SharedArrayBuffer }
+  /**
+   * The app called process.exit(): the thread ends as soon as this worker's 'exit' handler
+   * returns, so the handler waits (Atomics.wait on `released`) until the primary has taken it
+   * out of the acceptor. Otherwise the acceptor may hand a socket to the freed uWS loop.
+   */
+  | { type: 'leaving' }
   /** The factory or the start failed. */
   | { type: 'failed'; error: unknown }
   /** An uncaught exception or unhandled rejection after the start. */

@@ -15,6 +15,9 @@ import { WorkerHistoryStore } from './history-exchange.ts';
 import { WorkerKeys } from './once-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
 
+/** How long a worker that calls process.exit() waits for the primary to take it out of the acceptor. */
+const LEAVE_TIMEOUT = 2000;
+
 export type AppFactory = () => App | Promise<App>;
 
 export interface WorkerStats {
@@ -109,16 +112,32 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       app?.abort();
     } catch {}
   };
-  process.on('exit', abort);
+  // Set by the primary once this worker is out of its acceptor (see 'leaving' in protocol.ts).
+  const released = new Int32Array(new SharedArrayBuffer(4));
+  // In the acceptor, and the primary has not taken it out yet (it does before 'abort' and 'close').
+  let accepting = false;
+  process.on('exit', () => {
+    if (accepting) {
+      accepting = false;
+      // process.exit() from the app: the thread and its uWS loop end when this handler
+      // returns, and the primary's acceptor may be handing it a socket right now. Wait
+      // (synchronously: nothing else can run here) until the primary has removed it.
+      parent.postMessage({ type: 'leaving' } satisfies FromWorker);
+      Atomics.wait(released, 0, 0, LEAVE_TIMEOUT);
+    }
+    abort();
+  });
   parent.on('message', (message: ToWorker) => {
     if (isRpcMessage(message)) primary.receive(0, message);
     else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
     else if (message.type === 'relay') bus.addRelay(message.port);
     else if (message.type === 'abort') {
+      accepting = false;
       abort();
       setImmediate(() => process.exit(1)); // a turn for uWS to finish closing its sockets
     } else if (message.type === 'close') {
+      accepting = false;
       const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
       void closing.then(
         () => post({ type: 'closed' }),
@@ -139,7 +158,8 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     if (data.mode === 'acceptor') {
       const handedTo = await app.startForAcceptor(data.port, data.host);
       server = handedTo.server;
-      post({ type: 'ready', descriptor: handedTo.descriptor });
+      accepting = true;
+      post({ type: 'ready', descriptor: handedTo.descriptor, released: released.buffer as SharedArrayBuffer });
     } else {
       server = await app.listenShared(data.port, data.host);
       post({ type: 'ready' });
