@@ -17,7 +17,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gameSection } from './lib/game-report.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -292,12 +291,17 @@ function estimateSeconds(plan, opts) {
   return total;
 }
 
+function keptSections(text) {
+  return Array.from(text.matchAll(/<!-- bench:([\w-]+) -->[\s\S]*?<!-- \/bench:\1 -->/g), (m) => `\n${m[0]}\n`).join('');
+}
+
 function writeReport(record, rows, goals) {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const charts = writeCharts(rows, CHARTS_DIR, BENCH_DIR);
   const file = path.join(BENCH_DIR, 'RESULTS.md');
-  // The game-capacity section belongs to bench/game.mjs: kept as it is.
-  const kept = existsSync(file) ? gameSection(readFileSync(file, 'utf8')) : '';
+  // Sections written by other scripts (the game capacity by bench/game.mjs, the soak by hand
+  // from bench/soak-chart.mjs), each between <!-- bench:NAME --> markers: kept as they are.
+  const kept = existsSync(file) ? keptSections(readFileSync(file, 'utf8')) : '';
   writeFileSync(file, resultsMarkdown(record, rows, goals, charts) + kept);
   return charts;
 }
