@@ -8,6 +8,7 @@
 //
 //   node bench/instructions.mjs [--old ../old-worktree] [--peers uws,tachyon,tachyon-access-log]
 //        [--only http-realistic-get] [--processes 3] [--windows 2] [--seconds 10] [--warmup 20] [--parallel 1]
+//        [--annotate 30]   # also the 30 costliest functions per request (JS named via --perf-basic-prof)
 //
 // What it leaves out, read the figures with it: the kernel's share (syscalls: the same for
 // every peer on one scenario, so ratios to raw uWS come out larger than CPU-time ratios) and
@@ -21,6 +22,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { annotate } from './lib/callgrind-annotate.mjs';
 import { ensureDebianTool, ensureWrk } from './lib/env.mjs';
 import { parseWrk, wrkArgs } from './lib/measure.mjs';
 import { SCENARIOS } from './lib/scenarios.mjs';
@@ -32,6 +34,7 @@ const { values: o } = parseArgs({
     peers: { type: 'string', default: 'uws,tachyon' },
     processes: { type: 'string', default: '3' },
     parallel: { type: 'string', default: '1' },
+    annotate: { type: 'string' },
     windows: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '20' },
@@ -97,6 +100,7 @@ async function measure(tree, peer) {
   const args = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.out')}`];
   // Fixed seeds: V8 randomizes its hash seed per process, which moves dictionary lookups.
   args.push(process.execPath, '--single-threaded', '--hash-seed=1', '--random-seed=1');
+  if (o.annotate !== undefined) args.push('--perf-basic-prof'); // JS function names for annotate()
   args.push(join(tree, 'bench', 'servers', `${peer}.mjs`));
   const child = spawn('valgrind', args, { cwd: tree, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -126,12 +130,17 @@ async function measure(tree, peer) {
       const n = await totals(dir, w);
       if (!r.count || r.non2xx > 0) throw new Error(`${peer}: ${r.count} requests, ${r.non2xx} not 2xx`);
       perRequest.push(n / r.count);
+      if (w === 1 && o.annotate !== undefined) {
+        const lines = annotate(join(dir, 'cg.out.1'), `/tmp/perf-${child.pid}.map`, r.count, Number(o.annotate));
+        console.log(`${peer} (${tree}), instructions per request by function, first window:\n${lines.join('\n')}`);
+      }
     }
     return perRequest;
   } finally {
     child.kill('SIGKILL');
     await new Promise((r) => (child.exitCode === null && child.signalCode === null ? child.once('exit', r) : r()));
     rmSync(dir, { recursive: true, force: true });
+    rmSync(`/tmp/perf-${child.pid}.map`, { force: true });
   }
 }
 
