@@ -281,7 +281,11 @@ describe('against app.ws', () => {
       // 80 MB: more than the kernel's socket buffers can hold on any machine (this one lets
       // a receive buffer grow to 32 MB), so the server's send buffer fills and it closes.
       live.emit('flood', { count: 40_000 });
-      await eventually(() => infos.length === 1, 3000, `4429 close (${JSON.stringify(infos)}, status ${live.status}, upgrades ${srv.upgrades})`);
+      await eventually(
+        () => infos.length === 1,
+        3000,
+        `4429 close (${JSON.stringify(infos)}, status ${live.status}, upgrades ${srv.upgrades})`,
+      );
       assert.ok(infos[0]!.code === 4429 || infos[0]!.code === 1006, `code ${infos[0]!.code}`);
       if (infos[0]!.code === 4429) assert.ok(infos[0]!.delay! >= 80, `delay ${infos[0]!.delay}`);
       await eventually(() => live.status === 'open' && srv.upgrades === 2, 3000, 'reconnected');
