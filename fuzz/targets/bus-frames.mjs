@@ -4,9 +4,9 @@
 import { checkFrame, encodeFrame, FrameKind, HEADER_BYTES } from '../../packages/server/src/realtime/bus/broker/frame.ts';
 import { META_FLAG, metaJson, payloadStart, readMeta } from '../../packages/server/src/realtime/bus/broker/frame.ts';
 import { originOf, sentBy } from '../../packages/server/src/realtime/bus/broker/frame.ts';
-import { offsetOf, positionedEnvelope } from '../../packages/server/src/realtime/history/envelope.ts';
+import { offsetOf, positionedEnvelope, positionFrame } from '../../packages/server/src/realtime/history/envelope.ts';
 import { readAnnouncement } from '../../packages/server/src/realtime/presence/wire.ts';
-import { isValidEventName, isValidTopic } from '../../packages/server/src/realtime/protocol.ts';
+import { isValidEventName, isValidTopic, topicEnvelope as topicEnvelopeOf } from '../../packages/server/src/realtime/protocol.ts';
 import { assert, timed } from '../lib.mjs';
 
 const MAX = 1024;
@@ -70,5 +70,9 @@ export function fuzz(data) {
     assert(offsetOf(env) === offset, 'positionedEnvelope → offsetOf');
     const back = JSON.parse(env);
     assert(back.topic === topic && back.event === event && back.offset === offset, 'the envelope is JSON with its fields');
+    // What the publishing socket is sent instead: the position alone, as JSON.
+    const pos = JSON.parse(positionFrame(topic, env));
+    assert(pos.topic === topic && pos.offset === offset && pos.epoch === 'AAAAAAAAAAA' && !('event' in pos), 'positionFrame');
+    assert(positionFrame(topic, topicEnvelopeOf(topic, event, json)) === null, 'no position, no frame');
   }
 }

@@ -102,6 +102,22 @@ export function historySuite(h: StoreHarness): void {
       }
     });
 
+    test("a socket's own publish reaches it as its position alone: the next message is no gap, nothing replayed", async () => {
+      const s = await startServer({ store: h.store() });
+      try {
+        const talker = await subscriber(s.url, 'room:say');
+        await talker.live.request('say', 1);
+        s.app.publish('room:say', 'n', 2);
+        await waitFor(() => talker.got.length === 1, 'the app publish');
+        await sleep(100);
+        assert.deepEqual(talker.got, [2], 'its own message is not replayed to it');
+        assert.equal(talker.infos.length, 1, 'no resubscribe: the position moved past its own message');
+        talker.close();
+      } finally {
+        await s.close();
+      }
+    });
+
     test('recovery is refused past the window (size): the subscriber is told recovered: false, then gets live traffic', async () => {
       const s = await startServer({ store: h.store(), size: 10 });
       try {

@@ -252,8 +252,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         for (const [e, f] of direct) if (e === m.event) call(f, m.data);
       } else {
         const t = topics.get(m.topic);
-        // A topic message names its event (docs/protocol.md): listeners are typed with a string.
-        if (!t || typeof m.event !== 'string') return;
+        if (!t) return;
         // History topics: offsets grow by one. In this epoch, one already seen is a duplicate (a
         // replay overlapping live traffic); one past the next is a gap (the bus lost some): ask
         // for what followed the position, as after a reconnect (the replay brings this one too).
@@ -263,7 +262,9 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
           t.o = o;
           t.p = m.epoch;
         }
-        for (const [f] of t.l) call(f, m.event, m.data);
+        // A topic message names its event (docs/protocol.md): listeners are typed with a string.
+        // Without one it is a position alone (where this client's own publish went).
+        if (typeof m.event === 'string') for (const [f] of t.l) call(f, m.event, m.data);
       }
       return;
     }

@@ -4,7 +4,7 @@
 // every publish (the same bytes) and hears when a topic gains its first or loses its last
 // local subscriber (bus/bus.ts).
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
-import { closeWhenDrained, publishExcept, trackTopics, type Socket } from './socket.ts';
+import { closeWhenDrained, publishExcept, tellPosition, trackTopics, type Socket } from './socket.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import { InProcessBus, isInProcess, type Bus, type BusMessage, type BusMeta } from './bus/index.ts';
@@ -138,7 +138,10 @@ export class WsHub {
     if (this.uws === null) return false;
     if (this.history.recording) this.history.delivered(topic, envelope);
     if (this.remote !== null) this.sendToBus(topic, envelope, false, meta);
-    return from !== null && !from.closed ? publishExcept(from, topic, envelope) : this.fanOut(topic, envelope, false);
+    if (from === null || from.closed) return this.fanOut(topic, envelope, false);
+    const sent = publishExcept(from, topic, envelope);
+    tellPosition(from, topic, envelope);
+    return sent;
   };
 
   /**

@@ -5,6 +5,7 @@ import type { UwsWebSocket } from '../uws/index.ts';
 import type { WsStats } from './stats.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
+import { positionFrame } from './history/envelope.ts';
 import { PendingRequests, SocketRequestError, requestFrame, requestTimeout, settleReply, type SocketRequestOptions } from './requests.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SseTopics } from './fallback/topics.ts';
@@ -357,6 +358,17 @@ export function replyReceived(s: Socket<any>, frame: Record<string, unknown>, lo
 const NO_TOPICS: readonly string[] = [];
 
 /** Publishes to this process's subscribers of `topic` except `s` (Socket.publish, and the hub's history topics). */
+/**
+ * A socket's publish on a history topic reached everyone but itself: it gets the position of
+ * its message instead, so that its client's next message on the topic follows on from it (not
+ * a gap to recover, which would replay the socket its own message).
+ */
+export function tellPosition(s: Socket<any>, topic: string, envelope: string): void {
+  if (!s.isSubscribed(topic)) return;
+  const frame = positionFrame(topic, envelope);
+  if (frame !== null) s.sendRaw(frame, false);
+}
+
 export function publishExcept(s: Socket<any>, topic: string, envelope: string): boolean {
   const ws = s._closing ? null : s._ws;
   if (ws === null) return s._policy.hub.publishLocal(topic, envelope);

@@ -19,3 +19,17 @@ export function offsetOf(envelope: string): number {
   const n = Number(envelope.slice(at + OFFSET.length, end));
   return Number.isSafeInteger(n) ? n : -1;
 }
+
+const EPOCH = ',"epoch":"';
+
+/**
+ * `{"topic":…,"offset":…,"epoch":…}`: where a positioned envelope went, for the socket that
+ * published it (publishExcept skips the sender, and its client must still move past the
+ * offset: docs/protocol.md, "Positions"). Null for an envelope without a position.
+ */
+export function positionFrame(topic: string, envelope: string): string | null {
+  const at = envelope.indexOf(OFFSET);
+  const epoch = at < 0 ? -1 : envelope.indexOf(EPOCH, at);
+  if (epoch < 0) return null;
+  return `{"topic":"${topic}"${envelope.slice(at, envelope.indexOf('"', epoch + EPOCH.length) + 1)}}`;
+}
