@@ -5,8 +5,9 @@ import type { HttpHooks } from '../http/hooks.ts';
 import type { RouteOptions } from '../http/types.ts';
 import type { RouteInfo } from '../routing/route-info.ts';
 import type { WsBehavior } from '../realtime/behavior.ts';
-import { WS_HOOK_NAMES, type WsHookLists, type WsHooks } from '../realtime/ws-hooks.ts';
-import { PUBLISH_HOOK_NAMES, type PublishHooks } from '../realtime/publish-hooks.ts';
+import type { WsHookLists, WsHooks } from '../realtime/ws-hooks.ts';
+import type { PublishHooks } from '../realtime/publish-hooks.ts';
+import { APP_LEVEL_HOOK_NAMES, APP_LIFECYCLE_HOOKS } from '../core/hook-names.ts';
 
 /** What onRoute gets beside the route's description: its options as declared. */
 export type RouteDeclaration = RouteOptions | WsBehavior<any, any> | undefined;
@@ -33,7 +34,7 @@ export interface AppLifecycleHooks {
 export interface AppHooks extends HttpHooks, WsHooks, PublishHooks, AppLifecycleHooks {}
 
 /** The app-only lifecycle hooks (onRoute is a scope hook: scopes take it too). */
-export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHooks>(['onReady', 'onListen', 'onClose']);
+export const APP_HOOK_NAMES: ReadonlySet<string> = new Set<keyof AppLifecycleHooks>(APP_LIFECYCLE_HOOKS);
 
 /** The app-level hooks, by name. */
 export interface AppHookLists extends WsHookLists {
@@ -44,5 +45,5 @@ export interface AppHookLists extends WsHookLists {
 }
 
 export function isAppLevelHook(name: string): boolean {
-  return APP_HOOK_NAMES.has(name) || WS_HOOK_NAMES.has(name) || PUBLISH_HOOK_NAMES.has(name);
+  return APP_LEVEL_HOOK_NAMES.has(name);
 }

@@ -10,6 +10,7 @@
 import type { Logger } from '../core/logger.ts';
 import type { BusMeta } from './bus/index.ts';
 import type { Socket } from './socket.ts';
+import { PUBLISH_HOOKS } from '../core/hook-names.ts';
 
 export interface PublishInfo {
   /** The event name; null for app.publishRaw (bytes the app framed itself). */
@@ -33,7 +34,7 @@ export interface PublishHooks {
   onDeliver: (topic: string, meta: Readonly<BusMeta>) => unknown;
 }
 
-export const PUBLISH_HOOK_NAMES: ReadonlySet<string> = new Set<keyof PublishHooks>(['onPublish', 'onDeliver']);
+export const PUBLISH_HOOK_NAMES: ReadonlySet<string> = new Set<keyof PublishHooks>(PUBLISH_HOOKS);
 
 /** Runs the onPublish hooks: the metadata they returned (merged, later hooks winning), or undefined. */
 export function runPublishHooks(

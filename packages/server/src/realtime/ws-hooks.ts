@@ -5,6 +5,7 @@ import type { Request } from '../http/io/request.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Socket } from './socket.ts';
 import type { EventOutcome } from './event-outcome.ts';
+import { WS_HOOKS } from '../core/hook-names.ts';
 
 export interface WsHooks {
   /** Before the route's `upgrade`: may refuse (return false: 403, or throw an HttpError). */
@@ -45,14 +46,7 @@ export type WsHookLists = { [K in WsHookName]: WsHooks[K][] };
 /** A route's own WebSocket hooks: one function or a list per name. */
 export type WsRouteHooks = { [K in WsHookName]?: WsHooks[K] | WsHooks[K][] };
 
-export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>([
-  'onUpgrade',
-  'onUpgradeEnd',
-  'onOpen',
-  'onEvent',
-  'aroundEvent',
-  'onSocketClose',
-]);
+export const WS_HOOK_NAMES: ReadonlySet<string> = new Set<WsHookName>(WS_HOOKS);
 
 export function emptyWsHooks(): WsHookLists {
   return { onUpgrade: [], onUpgradeEnd: [], onOpen: [], onEvent: [], aroundEvent: [], onSocketClose: [] };

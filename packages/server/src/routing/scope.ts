@@ -6,6 +6,7 @@
 import { checkHookFunction, HTTP_HOOK_NAMES, type HttpHooks } from '../http/hooks.ts';
 import { checkDecoration, type Decoration } from '../http/decorations.ts';
 import type { AppDecorations, ReplyDecorations, RequestDecorations } from '../http/decoration-types.ts';
+import { APP_LEVEL_HOOK_NAMES } from '../core/hook-names.ts';
 import { Router } from './router.ts';
 import { replayRoutes, type RouteListener } from './route-announce.ts';
 import type { RouteInfo } from './route-info.ts';
@@ -78,21 +79,6 @@ export interface PluginRegistry {
   readonly unlisted: WeakSet<object>;
 }
 
-/** The hook names only the app itself takes (WebSocket and app-level hooks), for a clear error in a scope. */
-const APP_ONLY_HOOKS = new Set([
-  'onReady',
-  'onListen',
-  'onClose',
-  'onUpgrade',
-  'onUpgradeEnd',
-  'onOpen',
-  'onEvent',
-  'aroundEvent',
-  'onSocketClose',
-  'onPublish',
-  'onDeliver',
-]);
-
 /**
  * A router with plugins, hooks and decorators. The App is the root scope; `register` makes
  * the others. `H` lists the hooks `addHook` takes (the App adds WebSocket and app hooks).
@@ -135,12 +121,12 @@ export class Scope<H extends object = ScopeHooks> extends Router {
       return this;
     }
     if (!HTTP_HOOK_NAMES.has(name)) {
-      if (APP_ONLY_HOOKS.has(name))
+      if (APP_LEVEL_HOOK_NAMES.has(name))
         throw new TypeError(
           `addHook("${name}"): an app-level hook; add it with app.addHook(), or from a plugin defined with { global: true } registered on the app`,
         );
       throw new TypeError(
-        `addHook("${name}"): unknown hook (HTTP hooks: ${[...HTTP_HOOK_NAMES].join(', ')}, onRoute; app: ${[...APP_ONLY_HOOKS].join(', ')})`,
+        `addHook("${name}"): unknown hook (HTTP hooks: ${[...HTTP_HOOK_NAMES].join(', ')}, onRoute; app: ${[...APP_LEVEL_HOOK_NAMES].join(', ')})`,
       );
     }
     checkHookFunction(name, hook, 'addHook()');
