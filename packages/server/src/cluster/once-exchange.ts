@@ -5,6 +5,7 @@
 // key gets the outcome at once. A worker that dies with keys unsettled hands each to the next
 // claim waiting for it (that one runs it: the outcome was never sent), or forgets it.
 // serveKeys() on the primary, WorkerKeys in each worker, over the worker's port (core/rpc.ts).
+import { KeyWindow } from '../core/key-window.ts';
 import type { Rpc } from '../core/rpc.ts';
 import type { CompiledIdempotency, KeyOutcome, SharedKeys } from '../realtime/once.ts';
 
@@ -22,25 +23,18 @@ interface Entry {
 
 /** Every worker's keys, per route (scope), each route's in arrival order (oldest first). */
 export class KeyTable {
-  private readonly scopes = new Map<string, Map<string, Entry>>();
+  private readonly scopes = new Map<string, KeyWindow<Entry>>();
 
   claim(worker: number, m: Claim): KeyOutcome | null | Promise<KeyOutcome | null> {
     let runs = this.scopes.get(m.scope);
-    if (runs === undefined) this.scopes.set(m.scope, (runs = new Map()));
+    if (runs === undefined) this.scopes.set(m.scope, (runs = new KeyWindow<Entry>(m.limits, (e) => e.outcome !== undefined)));
     const now = Date.now();
-    // Expired keys go, oldest first; one still running stops the sweep (the bound on keys still holds).
-    for (const [key, e] of runs) {
-      if (e.outcome === undefined || now - e.at < m.limits.window) break;
-      runs.delete(key);
-    }
-    const known = runs.get(m.key);
-    if (known !== undefined && (known.outcome === undefined || now - known.at < m.limits.window)) {
+    const known = runs.find(m.key, now);
+    if (known !== undefined) {
       if (known.outcome !== undefined) return known.outcome;
       return new Promise((resolve) => known.waiting.push([worker, resolve]));
     }
-    runs.delete(m.key);
-    if (runs.size >= m.limits.keys) runs.delete(runs.keys().next().value!);
-    runs.set(m.key, { at: now, worker, outcome: undefined, waiting: [] });
+    runs.add(m.key, { at: now, worker, outcome: undefined, waiting: [] });
     return null;
   }
 

@@ -2,10 +2,10 @@
 // a `key` (the idempotency key the client keeps across reconnects: `live.request(event, data,
 // { retries })`) runs its handler once per key within the route's window; a resend of the same
 // key gets the first outcome, or waits for it while the handler still runs. Keys live in one
-// Map per route, in arrival order, so the expired ones are always at its front (bounded memory:
-// at most `keys` entries, the oldest dropped first). In a cluster() the workers share the keys
-// through the primary (SharedKeys, cluster/once-exchange.ts): a new key is claimed there first,
-// so a resend that lands on another worker waits for, or gets, the first worker's outcome.
+// KeyWindow per route (core/key-window.ts: arrival order, bounded, the oldest dropped first).
+// In a cluster() the workers share the keys through the primary (SharedKeys,
+// cluster/once-exchange.ts): a new key is claimed there first, so a resend that lands on another worker waits for, or gets, the first worker's outcome.
+import { KeyWindow, type KeyLimits } from '../core/key-window.ts';
 import type { Logger } from '../core/logger.ts';
 import { errorFrame } from './protocol.ts';
 import type { Socket } from './socket.ts';
@@ -17,10 +17,7 @@ export interface IdempotencyOptions {
   keys?: number;
 }
 
-export interface CompiledIdempotency {
-  window: number;
-  keys: number;
-}
+export type CompiledIdempotency = KeyLimits;
 
 /** The first outcome of a key: the answer frame and the ref it carries. */
 export interface KeyOutcome {
@@ -75,7 +72,7 @@ export function checkIdempotency(o: IdempotencyOptions | undefined, fail: (msg: 
 const withRef = (text: string, from: number, to: number) => (from === to ? text : text.replace(`"ref":${from}`, `"ref":${to}`));
 
 export class OnceWindow {
-  private readonly runs = new Map<string, Run>();
+  private readonly runs: KeyWindow<Run>;
   private readonly options: CompiledIdempotency;
   private readonly answer: Answer;
   private readonly log: Logger;
@@ -83,6 +80,7 @@ export class OnceWindow {
 
   constructor(options: CompiledIdempotency, answer: Answer, log: Logger, shared: { keys: SharedKeys; scope: string } | null = null) {
     this.options = options;
+    this.runs = new KeyWindow<Run>(options, (run) => run.text !== undefined);
     this.answer = answer;
     this.log = log;
     this.shared = shared;
@@ -110,13 +108,7 @@ export class OnceWindow {
       );
     }
     const now = Date.now();
-    this.sweep(now);
-    let known = this.runs.get(key);
-    // Past the window but not swept yet (a handler still running is ahead of it): a new key.
-    if (known !== undefined && known.text !== undefined && now - known.at >= this.options.window) {
-      this.runs.delete(key);
-      known = undefined;
-    }
+    const known = this.runs.find(key, now);
     if (known !== undefined) {
       if (known.text !== undefined) return this.answer(s, withRef(known.text, known.ref, ref), false);
       if (known.waiting.length >= MAX_WAITING)
@@ -124,9 +116,8 @@ export class OnceWindow {
       known.waiting.push([s, ref]);
       return;
     }
-    if (this.runs.size >= this.options.keys) this.runs.delete(this.runs.keys().next().value!);
     const entry: Run = { at: now, ref, text: undefined, waiting: [] };
-    this.runs.set(key, entry);
+    this.runs.add(key, entry);
     const settle: Answer = (first, text, async) => {
       if (entry.text !== undefined) return;
       entry.text = text;
@@ -151,13 +142,5 @@ export class OnceWindow {
         run((first, text) => settle(first, text, true));
       },
     );
-  }
-
-  /** Forgets the keys past the window, oldest first; one still running stops the sweep (the bound on keys still holds). */
-  private sweep(now: number): void {
-    for (const [key, run] of this.runs) {
-      if (run.text === undefined || now - run.at < this.options.window) return;
-      this.runs.delete(key);
-    }
   }
 }
