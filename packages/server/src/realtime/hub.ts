@@ -20,6 +20,7 @@ import { requestTimeout, type SocketRequestOptions } from './requests.ts';
 import type { SharedKeys } from './once.ts';
 import { requestAll, toBusAnswer, type RequestAllResult } from './request-all.ts';
 import { SseTopics } from './fallback/topics.ts';
+import { TopicBatches } from './batches.ts';
 import { checkPublished } from './topics/validate.ts';
 
 export interface PublishOptions {
@@ -49,15 +50,8 @@ export class WsHub {
   /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
   private index: SubscriberIndex | null = null;
   private idle: (() => void)[] = [];
-  /** Coalescing: envelopes published this event-loop iteration, per topic, in order. */
-  private readonly batches: Map<string, string[]> | null;
-  private flushQueued = false;
-  private readonly flushAll = (): void => {
-    this.flushQueued = false;
-    const batches = this.batches!;
-    for (const [topic, envelopes] of batches) this.publishBatch(topic, envelopes);
-    batches.clear();
-  };
+  /** Coalescing (batches.ts): null unless the app coalesces publishes. */
+  private readonly batches: TopicBatches | null;
 
   private readonly logger: Logger;
   /** Publishes and subscribes on history topics (history/engine.ts). @internal */
@@ -68,11 +62,9 @@ export class WsHub {
   /** The app's onPublish and onDeliver hooks (publish-hooks.ts); empty: a publish pays one length check. @internal */
   publishHooks: readonly PublishHooks['onPublish'][] = [];
   private deliverHooks: readonly PublishHooks['onDeliver'][] = [];
-  /** Coalescing with onPublish metadata: the first metadata of each pending batch (it travels with the batch). */
-  private batchMeta: Map<string, BusMeta> | null = null;
 
   constructor(coalesce = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
-    this.batches = coalesce ? new Map() : null;
+    this.batches = coalesce ? new TopicBatches(this.publishBatch) : null;
     this.logger = logger;
     this.bus = bus;
     this.remote = isInProcess(bus) ? null : bus;
@@ -370,17 +362,7 @@ export class WsHub {
       if (this.remote !== null) this.sendToBus(topic, envelope, false, meta);
       return this.fanOut(topic, envelope, false);
     }
-    if (meta !== undefined && !(this.batchMeta ??= new Map()).has(topic)) this.batchMeta.set(topic, meta);
-    const batch = batches.get(topic);
-    if (batch !== undefined) batch.push(envelope);
-    else {
-      batches.set(topic, [envelope]);
-      if (!this.flushQueued) {
-        this.flushQueued = true;
-        // After the poll phase: every message uWS read in this iteration has been handled.
-        setImmediate(this.flushAll);
-      }
-    }
+    batches.add(topic, envelope, meta);
     return true;
   }
 
@@ -402,33 +384,21 @@ export class WsHub {
     return this.fanOut(topic, message, isBinary);
   }
 
-  /**
-   * Sends a topic's queued envelopes now. Called before anything that must come after them
-   * on the wire (raw publishes, a socket's publish) or that changes who receives them
-   * (subscribe, unsubscribe), so coalescing never reorders a topic or misdelivers. @internal
-   */
+  /** Sends a topic's queued envelopes now (batches.ts: before whatever must follow them). @internal */
   flushTopic(topic: string): void {
-    const batches = this.batches;
-    if (batches === null || batches.size === 0) return;
-    const envelopes = batches.get(topic);
-    if (envelopes === undefined) return;
-    batches.delete(topic);
-    this.publishBatch(topic, envelopes);
+    if (this.batches !== null) this.batches.flushTopic(topic);
   }
 
-  /** One frame per topic: the envelope itself, or a JSON array of envelopes (protocol.md, "Batches"). */
-  private publishBatch(topic: string, envelopes: string[]): void {
+  /** A coalesced batch's frame (batches.ts). */
+  private readonly publishBatch = (topic: string, frame: string, meta: BusMeta | undefined): void => {
     if (this.uws === null) return;
-    const frame = envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`;
-    const meta = this.batchMeta === null ? undefined : this.batchMeta.get(topic);
-    if (meta !== undefined) this.batchMeta!.delete(topic);
     if (this.remote !== null) this.sendToBus(topic, frame, false, meta);
     this.fanOut(topic, frame, false);
-  }
+  };
 
   /** Sends everything queued (shutdown). @internal */
   flush(): void {
-    if (this.batches !== null && this.batches.size > 0) this.flushAll();
+    this.batches?.flushAll();
   }
 
   /** This process's open sockets (app.sockets()): a live view, read-only. */
