@@ -349,19 +349,24 @@ export class App extends Scope<AppHooks> {
     const notFound =
       options.notFound ??
       ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
-    // Files carry their own precompressed variants and validators: no dynamic compression,
-    // and no dedup (a 304 or 206 for one client must never reach another).
-    const routeOptions = { compress: false, dedup: false };
     this.declareServed(Object.freeze({ kind: 'static' as const, prefix: base || '/', dir }));
+    this.serveFiles(dir, { ...options, notFound }, base === '' ? ['/*'] : [base, `${base}/*`]);
+    return this;
+  }
+
+  /**
+   * Loads `dir` (listen() waits for it) and answers GET at `paths` with its files, on routes
+   * onRoute does not hear. Files carry their own precompressed variants and validators: no
+   * dynamic compression, and no dedup (a 304 or 206 for one client must never reach another).
+   */
+  private serveFiles(dir: string, options: StaticOptions, paths: readonly string[]): void {
     this.loading.push(
-      createStatic(dir, { ...options, notFound }).then((files) => {
+      createStatic(dir, options).then((files) => {
         this._registry.unlisted.add(files.handler);
         this.onClose(() => files.close());
-        if (base !== '') this.get(base, routeOptions, files.handler);
-        this.get(`${base}/*`, routeOptions, files.handler);
+        for (const path of paths) this.get(path, { compress: false, dedup: false }, files.handler);
       }),
     );
-    return this;
   }
 
   /**
@@ -375,18 +380,8 @@ export class App extends Scope<AppHooks> {
     const bundle = resolveClientBundle();
     const staticOptions = clientStaticOptions(path, options, bundle);
     this.declareServed(Object.freeze({ kind: 'static' as const, prefix: path, dir: bundle.dir }));
-    this.loading.push(
-      createStatic(bundle.dir, staticOptions).then((files) => {
-        this._registry.unlisted.add(files.handler);
-        this.get(path, { compress: false, dedup: false }, files.handler);
-      }),
-      ...clientLazyPaths(path).map((lazy) =>
-        createStatic(bundle.dir, { ...staticOptions, index: lazy.file }).then((files) => {
-          this._registry.unlisted.add(files.handler);
-          this.get(lazy.path, { compress: false, dedup: false }, files.handler);
-        }),
-      ),
-    );
+    this.serveFiles(bundle.dir, staticOptions, [path]);
+    for (const lazy of clientLazyPaths(path)) this.serveFiles(bundle.dir, { ...staticOptions, index: lazy.file }, [lazy.path]);
     return this;
   }
 
