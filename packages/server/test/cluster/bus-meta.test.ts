@@ -20,9 +20,9 @@ after(async () => {
 async function publishAndHear(topic: string): Promise<void> {
   const { byWorker, spare } = await clientOnEachWorker(cluster.port, 2);
   clients.push(...byWorker.values(), ...spare);
-  const got = new Map<number, unknown[]>();
+  const got = new Map<number, [string, unknown][]>();
   for (const [worker, client] of byWorker) {
-    const list: unknown[] = [];
+    const list: [string, unknown][] = [];
     got.set(worker, list);
     client.subscribe(topic, (event, data) => list.push([event, data]));
   }
