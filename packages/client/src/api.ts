@@ -165,8 +165,12 @@ export interface Live<E = EventMap, R = RequestMap, H = HandlerMap> {
   on<K extends Name<E>>(topic: string, event: K, listener: (data: E[K]) => void, options?: SubscribeOptions): Unsubscribe;
   /** One event sent directly to this socket (no topic). */
   onEvent<K extends Name<E>>(event: K, listener: (data: E[K]) => void): Unsubscribe;
-  /** Sends an event and waits for its reply. Queued while offline. */
-  request<K extends Name<R>>(event: K, ...args: [...DataArg<DataOf<R[K]>>, options?: RequestOptions]): Promise<ReplyOf<R[K]>>;
+  /**
+   * Sends an event and waits for its reply. Queued while offline. (`C` defaults to the
+   * event's contract once `K` is known: written as `R[K]` inside the parameters, it was read for
+   * every event while `K` was still being inferred.)
+   */
+  request<K extends Name<R>, C = R[K]>(event: K, ...args: [...DataArg<DataOf<C>>, options?: RequestOptions]): Promise<ReplyOf<C>>;
   /**
    * Answers the server's requests for `event` (`ws.request(event, data)` on the server) with
    * what `handler` returns or resolves to; a throw or rejection answers `CLIENT_ERROR` with

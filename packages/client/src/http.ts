@@ -110,10 +110,18 @@ export type ResultOf<O> = O extends { readonly response: infer Rs } ? ReplyFor<R
 
 // ----- the client -------------------------------------------------------------------------------
 
-type Method<R, M extends ClientMethod> = <P extends PathsFor<R, M>>(
+/**
+ * `O` is a type parameter with a default, not an alias inside the parameter types, because of
+ * how TypeScript checks a generic call: while it still infers `P`, it reads the parameter types
+ * with `P` as its constraint (every path of the method), so `RouteOptionsOf<R, P, M>` written
+ * there was resolved for the whole union on every call. `O` is inferred from nothing and so
+ * takes its default once `P` is the path's literal: a third fewer instantiations per call
+ * (bench/type-cost, docs/typed-clients.md).
+ */
+type Method<R, M extends ClientMethod> = <P extends PathsFor<R, M>, O = RouteOptionsOf<R, P, M>>(
   path: P,
-  ...args: CallArgs<P, RouteOptionsOf<R, P, M>>
-) => Promise<ResultOf<RouteOptionsOf<R, P, M>>>;
+  ...args: CallArgs<P, O>
+) => Promise<ResultOf<O>>;
 
 /** A typed client of an app's HTTP routes: one method per HTTP method, paths as declared. */
 export interface HttpClient<App> {

@@ -477,7 +477,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     subscribe: listen,
     on: (topic, event, listener, o) => listen(topic, (e, d) => e === event && listener(d), o),
     onEvent: (event, listener) => add(direct, [event, listener as (data: unknown) => void]),
-    request: (event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o),
+    // Cast: the typed signature has a defaulted type parameter (C) that no implementation can name.
+    request: ((event: string, data?: unknown, o?: RequestOptions) => ask({ type: 'event', event, data }, o)) as Live['request'],
     handle(event, handler) {
       handlers.set(event, handler);
       return () => void (handlers.get(event) === handler && handlers.delete(event));

@@ -2,15 +2,7 @@
 // dependency on @standard-schema/spec or on the server): its input and output types.
 
 /** A Standard Schema validator's input type (what the schema accepts); `unknown` for anything else. */
-export type InputOf<S> = S extends { readonly '~standard': { readonly types?: infer T } }
-  ? NonNullable<T> extends { readonly input: infer I }
-    ? I
-    : unknown
-  : unknown;
+export type InputOf<S> = S extends { readonly '~standard': { readonly types?: { readonly input: infer I } | undefined } } ? I : unknown;
 
 /** A Standard Schema validator's output type (what it produces); `unknown` for anything else. */
-export type OutputOf<S> = S extends { readonly '~standard': { readonly types?: infer T } }
-  ? NonNullable<T> extends { readonly output: infer O }
-    ? O
-    : unknown
-  : unknown;
+export type OutputOf<S> = S extends { readonly '~standard': { readonly types?: { readonly output: infer O } | undefined } } ? O : unknown;
