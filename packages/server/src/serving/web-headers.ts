@@ -5,6 +5,7 @@
 // (SvelteKit: accept, origin, content-type, cookie). The first change (set, append, delete)
 // copies them into a real Headers, and every call goes there from then on.
 import type { Request } from '../http/io/request.ts';
+import { forwardTheRest } from './forward.ts';
 
 const WebHeaders = globalThis.Headers;
 
@@ -70,21 +71,7 @@ export class LightHeaders {
   }
 
   static {
-    // Every other member of Headers.prototype (the inspector's hook, any a later Node adds)
-    // goes to a real copy: inherited as they are, they would throw on this object.
-    const own = new Set(Reflect.ownKeys(LightHeaders.prototype));
-    for (const key of Reflect.ownKeys(WebHeaders.prototype)) {
-      const d = Object.getOwnPropertyDescriptor(WebHeaders.prototype, key)!;
-      if (own.has(key) || typeof d.value !== 'function') continue;
-      Object.defineProperty(LightHeaders.prototype, key, {
-        configurable: true,
-        writable: true,
-        value(this: LightHeaders, ...args: unknown[]) {
-          const real = this.#writable();
-          return (Reflect.get(real, key) as (...a: unknown[]) => unknown).apply(real, args);
-        },
-      });
-    }
-    Object.setPrototypeOf(LightHeaders.prototype, WebHeaders.prototype);
+    // The inspector's hook and any member a later Node adds: to a real copy.
+    forwardTheRest<LightHeaders>(LightHeaders.prototype, WebHeaders.prototype, (self) => self.#writable());
   }
 }

@@ -9,6 +9,7 @@
 //   endpoints, and Hono's routing, read only the members answered here.
 // - BridgeRequest: a real undici Request, for what the light one cannot be (see toWebRequest).
 import type { Request } from '../http/io/request.ts';
+import { forwardTheRest } from './forward.ts';
 import { LightHeaders } from './web-headers.ts';
 
 const WebRequest = globalThis.Request;
@@ -159,31 +160,7 @@ export class LightRequest {
   }
 
   static {
-    // Every other member of Request.prototype (cache, mode, formData(), blob(), the inspector's
-    // hook, and any a later Node adds) goes to the real Request: inherited as they are, they
-    // would throw on this object (undici checks for its private state).
-    const own = new Set(Reflect.ownKeys(LightRequest.prototype));
-    for (const key of Reflect.ownKeys(WebRequest.prototype)) {
-      if (own.has(key)) continue;
-      const d = Object.getOwnPropertyDescriptor(WebRequest.prototype, key)!;
-      if (d.get !== undefined) {
-        Object.defineProperty(LightRequest.prototype, key, {
-          configurable: true,
-          get(this: LightRequest) {
-            return Reflect.get(this.#materialize(), key);
-          },
-        });
-      } else if (typeof d.value === 'function') {
-        Object.defineProperty(LightRequest.prototype, key, {
-          configurable: true,
-          writable: true,
-          value(this: LightRequest, ...args: unknown[]) {
-            const real = this.#materialize();
-            return (Reflect.get(real, key) as (...a: unknown[]) => unknown).apply(real, args);
-          },
-        });
-      }
-    }
-    Object.setPrototypeOf(LightRequest.prototype, WebRequest.prototype);
+    // cache, mode, the inspector's hook, …: to the real Request.
+    forwardTheRest<LightRequest>(LightRequest.prototype, WebRequest.prototype, (self) => self.#materialize());
   }
 }
