@@ -2,8 +2,11 @@
 // Headers.prototype) that reads the Tachyon request's own headers, because copying them into
 // undici's Headers costs about as much as the rest of its Request: each name and value is
 // validated, lower-cased and stored, for handlers that then read two or three of them
-// (SvelteKit: accept, origin, content-type, cookie). The first change (set, append, delete)
-// copies them into a real Headers, and every call goes there from then on.
+// (SvelteKit: accept, origin, content-type, cookie). In-process on the loaded 2-core VM
+// (indicative), `new Headers()` from a browser's 8 headers plus two get() took 10.3 µs where
+// the whole `new Request(url, { method, headers })` with them took 13.5 µs; a get() here is a
+// record lookup (or one uWS getHeader while the handler runs synchronously). The first change
+// (set, append, delete) copies them into a real Headers, and every call goes there from then on.
 import type { Request } from '../http/io/request.ts';
 import { forwardTheRest } from './forward.ts';
 
