@@ -76,6 +76,12 @@ export const PEERS = {
     packages: ['@tachyon/server', 'zod', 'pino'],
     about: 'Tachyon with metrics, cors, secureHeaders, rateLimit, request ids and the access log',
   },
+  'tachyon-mount': {
+    label: 'Tachyon mount()',
+    runtime: 'node',
+    packages: ['@tachyon/server', 'zod'],
+    about: "Tachyon's web-standard bridge: one fetch handler (routing by hand) through app.mount('/')",
+  },
   'node-http': { label: 'node:http', runtime: 'node', packages: [], about: "Node's own HTTP server, routing by hand" },
   express: { label: 'Express', runtime: 'node', packages: ['express'], about: 'Express 5 (express.static on the static scenarios)' },
   fastify: {

@@ -15,6 +15,7 @@ export const PEER_ORDER = [
   'tachyon-otel',
   'tachyon-otel-off',
   'tachyon-all',
+  'tachyon-mount',
   'node-http',
   'express',
   'fastify',
@@ -100,7 +101,7 @@ export const SCENARIOS = {
     unit: 'req/s',
     per: 'req',
     path: '/users/42?fields=a,b',
-    peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS],
+    peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS, 'tachyon-mount'],
     title: 'GET /users/:id?fields=a,b: middleware, params + query validation, ~216 B JSON',
   },
   'http-realistic-post': {
@@ -109,7 +110,7 @@ export const SCENARIOS = {
     per: 'req',
     path: '/users',
     method: 'POST',
-    peers: HTTP_DYNAMIC,
+    peers: [...HTTP_DYNAMIC, 'tachyon-mount'],
     title: 'POST /users: middleware, 1 KB JSON body parsed and validated → 201 JSON',
   },
   'http-static-4k': {
@@ -198,8 +199,8 @@ export const SCENARIOS = {
   },
 };
 
-/** Peers that run only when named with --peers (a full run leaves them out). */
-export const OPT_IN_PEERS = MIDDLEWARE_PEERS;
+/** Peers that run only when named with --peers (a full run leaves them out): the middleware peers and tachyon-mount. */
+export const OPT_IN_PEERS = [...MIDDLEWARE_PEERS, 'tachyon-mount'];
 
 /** Short names accepted by --only (the quick harness's names). */
 export const ALIASES = {

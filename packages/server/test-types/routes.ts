@@ -2,7 +2,17 @@
 // middleware and routers, the server handle, serving options, the route table.
 // Compiled by `tsc -p packages/server/test-types` in `npm test`, against the published
 // declarations. Every @ts-expect-error line must be an error, or the compile fails.
-import { App, HttpError, Router, type HttpRouteInfo, type Middleware, type Next, type RouteInfo } from '@tachyon/server';
+import {
+  App,
+  HttpError,
+  Router,
+  toWebRequest,
+  type HttpRouteInfo,
+  type Middleware,
+  type Next,
+  type RouteInfo,
+  type WebRequestOptions,
+} from '@tachyon/server';
 import { z } from 'zod';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -65,6 +75,16 @@ app.get('/cached', { dedup: true, compress: { threshold: 512 } }, () => 'x');
 // @ts-expect-error: dedup is a boolean
 app.get('/cached2', { dedup: 'yes' }, () => 'x');
 app.mount('/svelte', async (request, ctx) => new Response(`${request.method} ${ctx.ip}`), { dedup: true, stripPrefix: true });
+app.mount('/proxy', (request) => fetch(new Request(request)), { realRequest: true });
+// @ts-expect-error: realRequest is a boolean
+app.mount('/proxy2', (request) => fetch(request), { realRequest: 'yes' });
+app.get('/web', (req) => {
+  const light: Request = toWebRequest(req, '', 'https://example.com');
+  const real: Request = toWebRequest(req, '', undefined, { real: true } satisfies WebRequestOptions);
+  // @ts-expect-error: real is a boolean
+  toWebRequest(req, '', undefined, { real: 1 });
+  return [light.url, real.url];
+});
 
 // The route table is read-only data, discriminated by kind.
 const table: RouteInfo[] = app.routes();

@@ -6,6 +6,8 @@
 import { HttpError } from '../http/errors.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Handler } from '../http/types.ts';
+import { BridgeRequest, LightRequest, requestInit } from './web-request.ts';
+import { webUrl } from './web-url.ts';
 
 export interface FetchContext {
   /** Client address (honours trustProxy). */
@@ -18,11 +20,12 @@ export interface FetchContext {
 
 export type FetchHandler = (request: globalThis.Request, ctx: FetchContext) => globalThis.Response | Promise<globalThis.Response>;
 
-const HOST = /^[A-Za-z0-9.\-_~]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+const REAL: WebRequestOptions = Object.freeze({ real: true });
 
-export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: string }): Handler<Request> {
+export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: string; realRequest?: boolean }): Handler<Request> {
   const strip = options.stripPrefix && options.stripPrefix !== '/' ? options.stripPrefix : '';
-  return (req) => handler(toWebRequest(req, strip), new BridgeContext(req));
+  const web = options.realRequest === true ? REAL : undefined;
+  return (req) => handler(toWebRequest(req, strip, undefined, web), new BridgeContext(req));
 }
 
 /** The handler's second argument: the client address and signal are worked out when read. */
@@ -39,80 +42,35 @@ class BridgeContext implements FetchContext {
   }
 }
 
-/**
- * The web Request handed to fetch handlers. Its `signal` is Tachyon's `req.signal`, made
- * when first read: undici follows a signal passed to its constructor with a listener, a
- * WeakRef and a FinalizationRegistry entry per request — most handlers (SvelteKit's pages
- * and endpoints) never look at it. `clone()` and `new Request(url, request)` follow the
- * client too; `new Request(request)` and `fetch(request)` alone read
- * undici's own field and do not (pass `{ signal: request.signal }` to forward it).
- */
-class BridgeRequest extends globalThis.Request {
-  readonly #req: Request;
-  constructor(url: string, init: RequestInit, req: Request) {
-    super(url, init);
-    this.#req = req;
-  }
-  override get signal(): AbortSignal {
-    return this.#req.signal;
-  }
-  /** undici's clone() links the copy to the parent's own controller, which never aborts here. */
-  override clone(): globalThis.Request {
-    return new globalThis.Request(super.clone(), { signal: this.signal, duplex: 'half' } as RequestInit);
-  }
+/** Methods undici hands back as they came; any other is normalised or refused by its constructor. */
+const PLAIN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+
+export interface WebRequestOptions {
+  /**
+   * A real undici Request instead of the light one: for code that passes the request itself
+   * to `new Request(request)` or `fetch(request)`, which read undici's private state.
+   */
+  real?: boolean;
 }
 
 /**
  * Builds a web Request from a Tachyon request (call while the handler runs). `origin`
  * (`https://example.com`, no trailing slash) replaces the protocol and Host header in the
  * URL: for apps behind a proxy that know their public origin (SvelteKit's ORIGIN).
+ *
+ * The light Request (web-request.ts) when its answers equal the real one's: a URL already
+ * in serialised form and a method undici keeps as it is. Otherwise — or with `real` — the
+ * real undici Request, whose constructor normalises the URL or refuses it (400).
  */
-export function toWebRequest(req: Request, stripPrefix = '', origin?: string): globalThis.Request {
-  let path = req.url;
-  if (stripPrefix && (path === stripPrefix || path.startsWith(stripPrefix + '/') || path.startsWith(stripPrefix + '?'))) {
-    path = path.slice(stripPrefix.length);
-    if (!path.startsWith('/')) path = '/' + path;
-  }
-  const href = `${origin ?? `${req.protocol}://${requestHost(req)}`}${path}`;
-  const method = req.method;
-  const hasBody = method !== 'GET' && method !== 'HEAD' && req.hasBody;
-  const init = {
-    method,
-    // A plain record: undici copies it into the Request's own header list (a Headers built
-    // here would be copied a second time, through its iterator).
-    headers: req.headers,
-    body: hasBody ? bodyStream(req) : null,
-    duplex: 'half', // required by undici for streamed bodies, missing from lib.dom's RequestInit
-  } as RequestInit;
+export function toWebRequest(req: Request, stripPrefix = '', origin?: string, options?: WebRequestOptions): globalThis.Request {
+  const url = webUrl(req, stripPrefix, origin);
+  if (url.normal && options?.real !== true && PLAIN_METHODS.has(req.method))
+    return new LightRequest(req, url.href) as unknown as globalThis.Request;
   try {
     // The string is parsed once, by the Request (a URL object would be serialised and parsed again).
-    return new BridgeRequest(href, init, req);
+    return new BridgeRequest(url.href, requestInit(req, req.headers, true), req);
   } catch (err) {
-    if (!URL.canParse(href)) throw new HttpError(400, 'Malformed request URL');
+    if (!URL.canParse(url.href)) throw new HttpError(400, 'Malformed request URL');
     throw err;
   }
-}
-
-function requestHost(req: Request): string {
-  const hostHeader = req.header('host');
-  // A Host header is client input: never let it change the URL's shape.
-  return hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
-}
-
-function bodyStream(req: Request): ReadableStream<Uint8Array> {
-  // The request's own iterator: chunks as they arrive, the socket paused between reads.
-  const chunks = req[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const next = await chunks.next();
-        if (next.done) controller.close();
-        else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
-      },
-      async cancel() {
-        await chunks.return(undefined);
-      },
-    },
-    { highWaterMark: 0 }, // pull only when the handler reads: the socket stays paused otherwise
-  );
 }

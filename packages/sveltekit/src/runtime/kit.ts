@@ -5,7 +5,16 @@
 import { readdirSync, createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { createStatic, HttpError, toWebRequest, type App, type FetchHandler, type Request, type Response } from '@tachyon/server';
+import {
+  createStatic,
+  HttpError,
+  toWebRequest,
+  type App,
+  type FetchHandler,
+  type Request,
+  type Response,
+  type WebRequestOptions,
+} from '@tachyon/server';
 import { readEnv, type ServerEnv } from './env.ts';
 import { clientAddressOf, originResolver } from './proxy.ts';
 import { platformFor } from './platform.ts';
@@ -105,6 +114,8 @@ function bodyFailureOr(req: Request<any>, response: globalThis.Response): global
   return response;
 }
 
+const REAL: WebRequestOptions = Object.freeze({ real: true });
+
 export async function createKit(built: Built, env: ServerEnv = readEnv(built.config.envPrefix, built.config.origin)): Promise<Kit> {
   const c = built.config;
   const server = built.server;
@@ -117,6 +128,11 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
   const originOf = originResolver(env);
   const addressOf = clientAddressOf(env, c.envPrefix);
 
+  // Remote-function calls get a real undici Request: a live query rebuilds it as
+  // `new Request(event.request, …)`, which the light one cannot be (docs/serving.md).
+  const remotePrefix = `${c.base}/${c.appDir}/remote/`;
+  const remoteCall = (path: string): boolean => path.startsWith(remotePrefix);
+
   const bodyLimit = env.bodySizeLimit === Infinity ? Number.MAX_SAFE_INTEGER : env.bodySizeLimit;
 
   /** The route every request that is not a file goes to. A Tachyon handler returning a web Response. */
@@ -126,7 +142,7 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
     const length = req.header('content-length');
     if (length !== undefined && Number(length) > bodyLimit)
       throw new HttpError(413, `Request body exceeds the limit of ${bodyLimit} bytes`);
-    const request = toWebRequest(req, '', originOf === undefined ? undefined : originOf(req));
+    const request = toWebRequest(req, '', originOf === undefined ? undefined : originOf(req), remoteCall(req.path) ? REAL : undefined);
     const response = await server.respond(request, {
       platform: platformFor(req.app as unknown as App),
       getClientAddress: () => addressOf(req),
@@ -141,6 +157,8 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
       const url = new URL(request.url);
       if (url.origin !== origin) request = new globalThis.Request(origin + url.pathname + url.search, request);
     }
+    // The light Request (app.mount's) made real, the init copying method, headers, body and signal.
+    if (remoteCall(ctx.req.path)) request = new globalThis.Request(request.url, request);
     const response = await server.respond(request, {
       platform: platformFor(ctx.req.app as unknown as App),
       getClientAddress: () => addressOf(ctx.req),

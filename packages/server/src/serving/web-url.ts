@@ -1,0 +1,73 @@
+// The URL of the web Request a fetch handler gets: `<protocol>://<Host header><path>?<query>`,
+// or the app's public origin in front of the path. A URL parser would serialise it (lower-case
+// host, no default port, dot segments resolved, some characters percent-encoded); the light
+// Request (web-request.ts) hands the string out without parsing it, so it only does when
+// the string is already what a parser would give back: a known origin and a plain path.
+import type { Request } from '../http/io/request.ts';
+
+/** A Host header that is a plain hostname[:port] or [IPv6][:port]; anything else is client input that would reshape the URL. */
+const HOST = /^[A-Za-z0-9.\-_~]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
+/**
+ * A path and query that a WHATWG URL parser leaves exactly as they are: unreserved
+ * characters, sub-delimiters except `'` (percent-encoded in an http query), `:@/%`, and `?`
+ * in the query. No dot segment (`/.`, `%2e`): those are resolved by the parser.
+ */
+const PLAIN_PATH = /^\/[\w\-.~!$&()*+,;=:@%/]*(?:\?[\w\-.~!$&()*+,;=:@%/?]*)?$/;
+const DOT_SEGMENT = /\/\.|%2e/i;
+
+/** Origins (`http://Example.com:80`) as a URL parser serialises them (`http://example.com`). */
+const origins = new Map<string, string | null>();
+/** Host headers are client input: the table is emptied when it fills rather than growing. */
+const MAX_ORIGINS = 256;
+
+/** The origin as `new URL()` writes it, or null when it is not a bare origin (a path, credentials, unparsable). */
+function normalOrigin(origin: string): string | null {
+  let known = origins.get(origin);
+  if (known !== undefined) return known;
+  known = null;
+  try {
+    const url = new URL(origin + '/');
+    if (url.pathname === '/' && url.search === '' && url.username === '' && url.password === '') known = url.href.slice(0, -1);
+  } catch {
+    // unparsable: the caller's Request constructor reports it
+  }
+  if (origins.size >= MAX_ORIGINS) origins.clear();
+  origins.set(origin, known);
+  return known;
+}
+
+export interface WebUrl {
+  /** The URL as built: what a Request constructor is given. */
+  href: string;
+  /** True when `href` is already in the form a URL parser gives back, so it may be used unparsed. */
+  normal: boolean;
+}
+
+/** The path the handler sees: `stripPrefix` removed when the path is under it. */
+function handlerPath(req: Request, stripPrefix: string): string {
+  let path = req.url;
+  if (stripPrefix && (path === stripPrefix || path.startsWith(stripPrefix + '/') || path.startsWith(stripPrefix + '?'))) {
+    path = path.slice(stripPrefix.length);
+    if (!path.startsWith('/')) path = '/' + path;
+  }
+  return path;
+}
+
+/** Builds the web URL of `req` (call while the handler runs). */
+export function webUrl(req: Request, stripPrefix: string, origin: string | undefined): WebUrl {
+  const path = handlerPath(req, stripPrefix);
+  const base = origin ?? `${req.protocol}://${requestHost(req)}`;
+  const href = base + path;
+  if (!PLAIN_PATH.test(path)) return { href, normal: false };
+  const q = path.indexOf('?');
+  if (DOT_SEGMENT.test(q === -1 ? path : path.slice(0, q))) return { href, normal: false };
+  const normal = normalOrigin(base);
+  return normal === null ? { href, normal: false } : { href: normal + path, normal: true };
+}
+
+function requestHost(req: Request): string {
+  const hostHeader = req.header('host');
+  // A Host header is client input: never let it change the URL's shape.
+  return hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
+}
