@@ -43,6 +43,7 @@ import {
 import { compileApp, notFoundError } from './compile.ts';
 import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
+import { dropConnections } from './abort.ts';
 import { Loopback } from './loopback.ts';
 import { WsStats } from '../realtime/stats.ts';
 import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-setup.ts';
@@ -490,12 +491,13 @@ export class App extends Scope<AppHooks> {
   }
 
   /**
-   * Drops every connection now, without draining: a cluster worker that is dying. Its thread
-   * can then end; a thread that ends while uWS still holds sockets aborts the process.
+   * Drops every connection now, without draining (WebSockets get a 1012 close frame first): a
+   * cluster worker that is dying. Its thread can then end; a thread that ends while uWS still
+   * holds sockets aborts the process. Each call drops what arrived since the last (abort.ts).
    * Advanced: prefer close(), which drains.
    */
   abort(): void {
-    this.uws?.close();
+    dropConnections(this._settings.state, this.hub, this.uws);
   }
 
   /** True when the app serves HTTPS (it has a `tls` option). */

@@ -241,10 +241,11 @@ export class Primary {
   }
 
   /**
-   * A worker is exiting on its own (process.exit() in the app) and blocks until this returns:
-   * take it out of the acceptor now, in this thread (the acceptor's), before its uWS loop is
-   * freed. uWS's acceptor hands an accepted socket to a child by deferring onto the child's
-   * loop; a freed loop there is a use-after-free (SIGSEGV, or glibc's mutex assertion). The
+   * A worker is ending on its own (process.exit() in the app) and waits for this: take it out
+   * of the acceptor now, in this thread (the acceptor's), before its uWS loop is freed. uWS's
+   * acceptor hands an accepted socket to a child by deferring onto the child's loop; a freed
+   * loop there is a use-after-free (SIGSEGV, or glibc's mutex assertion). Then tell it (the
+   * message for cluster/leave.ts, the flag for an 'exit' handler blocked in Atomics.wait). The
    * rest of the retirement waits for the thread's 'exit' event, as for any death.
    */
   private release(slot: Slot, worker: Worker, released: Int32Array | undefined): void {
@@ -252,6 +253,7 @@ export class Primary {
       this.acceptor?.remove(slot.descriptor);
       slot.descriptor = undefined;
     }
+    this.tell(worker, { type: 'released' });
     if (released === undefined) return;
     Atomics.store(released, 0, 1);
     Atomics.notify(released, 0);

@@ -33,8 +33,10 @@ export type ToWorker =
   /** This worker's port to the primary's broker relay (relay.ts). */
   | { type: 'relay'; port: MessagePort }
   | { type: 'close'; timeout: number }
-  /** Taken out of the acceptor after a fatal error: drop every connection and exit. */
+  /** Taken out of the acceptor after a fatal error: drop every connection and exit (leave.ts). */
   | { type: 'abort' }
+  /** The answer to 'leaving': out of the acceptor; no socket is queued for this worker any more. */
+  | { type: 'released' }
   /** Requests and replies: history, metrics, static bytes (core/rpc.ts; no `type` key). */
   | RpcMessage;
 
@@ -46,9 +48,11 @@ export type FromWorker =
    */
   | { type: 'ready'; descriptor?: number; released?: SharedArrayBuffer }
   /**
-   * The app called process.exit(): the thread ends as soon as this worker's 'exit' handler
-   * returns, so the handler waits (Atomics.wait on `released`) until the primary has taken it
-   * out of the acceptor. Otherwise the acceptor may hand a socket to the freed uWS loop.
+   * The worker is ending on its own (process.exit() in the app): take it out of the acceptor,
+   * then answer 'released' and set the `released` flag. The worker drops its connections and
+   * ends after the answer (leave.ts); an exit that bypassed leave.ts waits on the flag in its
+   * 'exit' handler (Atomics.wait: no loop turn there). Otherwise the acceptor may hand a socket
+   * to the freed uWS loop.
    */
   | { type: 'leaving' }
   /** The factory or the start failed. */

@@ -14,9 +14,7 @@ import { WorkerMetrics } from './metrics-exchange.ts';
 import { WorkerHistoryStore } from './history-exchange.ts';
 import { WorkerKeys } from './once-exchange.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
-
-/** How long a worker that calls process.exit() waits for the primary to take it out of the acceptor. */
-const LEAVE_TIMEOUT = 2000;
+import { installExit, leave, RELEASE_TIMEOUT } from './leave.ts';
 
 export type AppFactory = () => App | Promise<App>;
 
@@ -102,40 +100,67 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   let server: Server | undefined;
   let app: App | undefined;
   // A worker thread that ends while uWS holds sockets aborts the whole process (Node finds
-  // uWS's poll handles still open). So a dying worker drops its connections first: on an
-  // abort from the primary, and on process.exit() from the app itself.
-  let aborted = false;
-  const abort = () => {
-    if (aborted) return;
-    aborted = true;
+  // uWS's poll handles still open). So a worker that ends drops its connections first: through
+  // leave() (leave.ts) on an abort from the primary or process.exit() from the app, and in the
+  // 'exit' handler for an exit that bypassed both. Each call drops what arrived since the last.
+  const drop = () => {
     try {
       app?.abort();
     } catch {}
   };
   // Set by the primary once this worker is out of its acceptor (see 'leaving' in protocol.ts).
   const released = new Int32Array(new SharedArrayBuffer(4));
+  let onReleased: (() => void) | undefined;
   // In the acceptor, and the primary has not taken it out yet (it does before 'abort' and 'close').
   let accepting = false;
+  // Node's own process.exit; the app's process.exit starts leave() once serving (installExit).
+  let nodeExit = process.exit.bind(process) as (code?: number) => never;
+  let leaving = false;
+  /** Ends this worker in uWS's order (leave.ts), once; `code` undefined: process.exitCode, as process.exit() uses. */
+  const depart = (code?: number) => {
+    if (leaving) return;
+    leaving = true;
+    void leave({
+      release: accepting
+        ? () =>
+            new Promise<void>((resolve) => {
+              onReleased = resolve;
+              post({ type: 'leaving' });
+            })
+        : undefined,
+      drop,
+      exit: () => {
+        accepting = false; // released, or the primary did not answer in time: nothing to wait for
+        // Not nodeExit(undefined): Node's exit counts its arguments, and that one would reset the code to 0.
+        if (code === undefined) nodeExit();
+        else nodeExit(code);
+      },
+    });
+  };
   process.on('exit', () => {
     if (accepting) {
       accepting = false;
-      // process.exit() from the app: the thread and its uWS loop end when this handler
-      // returns, and the primary's acceptor may be handing it a socket right now. Wait
-      // (synchronously: nothing else can run here) until the primary has removed it.
+      // An exit that bypassed leave() (Node's process.exit, kept from before cluster() ran):
+      // the thread and its uWS loop end when this handler returns, and the primary's acceptor
+      // may be handing it a socket right now. Wait (synchronously: nothing else can run here)
+      // until the primary has removed it. Sockets it queued just before are still adopted as
+      // the thread ends, and may abort the process: only leave() drops those (leave.ts).
       parent.postMessage({ type: 'leaving' } satisfies FromWorker);
-      Atomics.wait(released, 0, 0, LEAVE_TIMEOUT);
+      Atomics.wait(released, 0, 0, RELEASE_TIMEOUT);
     }
-    abort();
+    drop();
   });
   parent.on('message', (message: ToWorker) => {
     if (isRpcMessage(message)) primary.receive(0, message);
     else if (message.type === 'peer') bus.addPeer(message.id, message.port);
     else if (message.type === 'peer-gone') bus.removePeer(message.id);
     else if (message.type === 'relay') bus.addRelay(message.port);
-    else if (message.type === 'abort') {
+    else if (message.type === 'released') {
       accepting = false;
-      abort();
-      setImmediate(() => process.exit(1)); // a turn for uWS to finish closing its sockets
+      onReleased?.();
+    } else if (message.type === 'abort') {
+      accepting = false; // the primary took it out before sending this
+      depart(1);
     } else if (message.type === 'close') {
       accepting = false;
       const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
@@ -165,6 +190,9 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       post({ type: 'ready' });
     }
     started = true;
+    // From now on the app's process.exit() leaves in uWS's order instead of ending the thread
+    // in this turn; it returns to its caller (docs/cluster.md, Faults).
+    nodeExit = installExit(() => depart());
   } catch (error) {
     post({ type: 'failed', error });
   }

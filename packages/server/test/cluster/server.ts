@@ -53,6 +53,12 @@ const server = await cluster(
       setTimeout(() => process.exit(7), 10);
       return { exiting: app.worker };
     });
+    // exit-churn.test.ts: process.exit() in a cluster worker returns (the worker leaves a few ms
+    // later, cluster/leave.ts), so this answer still goes out; a bad code throws as in Node.
+    app.get('/exit-now', (req) => {
+      process.exit(req.query.code === 'bad' ? 1.5 : 7);
+      return { exiting: app.worker, after: true };
+    });
     app.get('/block', (req) => {
       const ms = Number(req.query.ms ?? 1000);
       setTimeout(() => {
