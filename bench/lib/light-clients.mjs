@@ -9,6 +9,8 @@ import http from 'node:http';
 import net from 'node:net';
 
 const HANDSHAKE_TIMEOUT_MS = 5000;
+/** A client close frame, code 1000 (masked with the zero key, as textFrames). */
+const CLOSE_FRAME = Buffer.from([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]);
 
 /**
  * A client frame: FIN + text, masked with the all-zero key (RFC 6455 requires the mask bit;
@@ -45,7 +47,8 @@ export function textFrames(texts) {
 /**
  * Opens a WebSocket to ws://127.0.0.1:<port><path>. `onFrame(payload)` gets each server text
  * frame's payload (a Buffer valid during the call); `onClose(reason)` once, when the
- * connection ends. Resolves with { send(text), sendAll(texts), close(), socket }.
+ * connection ends. Resolves with { send(text), sendAll(texts), close(), socket }; close() sends a
+ * close frame (a cut connection would make the server log a protocol violation per socket).
  */
 export function rawWebSocket(port, path, onFrame, onClose = () => {}) {
   return new Promise((resolve, reject) => {
@@ -107,7 +110,7 @@ export function rawWebSocket(port, path, onFrame, onClose = () => {}) {
         socket,
         send: (text) => socket.write(textFrames([text])),
         sendAll: (texts) => texts.length > 0 && socket.write(textFrames(texts)),
-        close: () => socket.destroy(),
+        close: () => socket.end(CLOSE_FRAME), // the server answers it and ends the connection
       });
       if (after.length) frames(after);
     });

@@ -173,7 +173,8 @@ export function writeResults(name, record, markdown) {
 /** The machine in one line, for the RESULTS.md section. */
 export function machine() {
   const model = /^model name\s*:\s*(.+)$/m.exec(existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '')?.[1];
-  return `Node ${process.version}, ${model ?? os.cpus()[0]?.model} (${os.availableParallelism?.() ?? os.cpus().length} CPUs), load average at the end ${os
+  // os.cpus(): this process is pinned to one CPU, which availableParallelism() would report
+  return `Node ${process.version}, ${model ?? os.cpus()[0]?.model} (${os.cpus().length} CPUs), load average at the end ${os
     .loadavg()
     .map((n) => n.toFixed(2))
     .join(' ')}`;
