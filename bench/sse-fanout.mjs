@@ -14,21 +14,7 @@
 //   npm run bench:sse-fanout [-- --subscribers 50 --runs 3 --duration 3 --warmup 1 --window 100 --write]
 import { fileURLToPath } from 'node:url';
 import { occurrenceCounter, rawWebSocket, sseSession, textFrames } from './lib/light-clients.mjs';
-import {
-  benchOptions,
-  flags,
-  loadSide,
-  machine,
-  med,
-  positiveInts,
-  runMain,
-  sleep,
-  until,
-  windowEnd,
-  windowStart,
-  withServer,
-  writeResults,
-} from './lib/pinned-bench.mjs';
+import * as pinned from './lib/pinned-bench.mjs';
 import { fmtCpu, fmtInt, fmtPct, fmtX, table } from './lib/util.mjs';
 
 const USAGE = `Usage: node bench/sse-fanout.mjs [options]
@@ -41,24 +27,21 @@ const USAGE = `Usage: node bench/sse-fanout.mjs [options]
   --write           save results/sse-fanout-<time>.json and the section of bench/RESULTS.md
   --smoke           one short run per transport: checks the script works (CI), figures meaningless`;
 
-const o = benchOptions({ subscribers: '50', window: '100', payload: '64' }, USAGE);
-for (const k of ['subscribers', 'window', 'payload']) [o[k]] = positiveInts(o[k], k);
+const o = pinned.benchOptions({ subscribers: '50', window: '100', payload: '64' }, USAGE);
+for (const k of ['subscribers', 'window', 'payload']) [o[k]] = pinned.positiveInts(o[k], k);
 const TOPIC = 'bench';
 const SCRIPT = fileURLToPath(import.meta.url);
 
 if (o.serve) await serve();
-else await runMain('sse-fanout', main);
+else await pinned.runMain('sse-fanout', main);
 
-async function serve() {
-  const { App } = await import('@tachyon/server');
-  const { portFromEnv, ready } = await import('./servers/shared.mjs');
-  const app = new App();
-  app.ws('/live', {
-    fallback: true,
-    events: { 'bench:publish': { handler: (_ws, data) => void app.publish(TOPIC, 'bench', data) } },
-  });
-  const server = await app.listen({ port: portFromEnv(), host: '127.0.0.1' });
-  ready(server.port);
+function serve() {
+  return pinned.serveApp((app) =>
+    app.ws('/live', {
+      fallback: true,
+      events: { 'bench:publish': { handler: (_ws, data) => void app.publish(TOPIC, 'bench', data) } },
+    }),
+  );
 }
 
 /** One subscriber on either transport; `delivered(s, n)` is called for every n events it counts. */
@@ -104,7 +87,7 @@ async function subscriber(transport, port, delivered, onClose) {
 
 /** One run: a fresh server, N subscribers, the publisher held to --window past the slowest. */
 function fanout(transport, env) {
-  return withServer(`sse-fanout (${transport})`, SCRIPT, [], env, async (server) => {
+  return pinned.withServer(`sse-fanout (${transport})`, SCRIPT, [], env, async (server) => {
     const n = o.subscribers;
     const half = Math.max(1, o.window >> 1);
     let delivered = 0;
@@ -141,15 +124,15 @@ function fanout(transport, env) {
 
     reached = n;
     next();
-    await sleep(o.warmup);
-    const w0 = windowStart(server, env);
+    await pinned.sleep(o.warmup);
+    const w0 = pinned.windowStart(server, env);
     const d0 = delivered;
-    await sleep(o.duration);
-    const w = windowEnd(w0, server, env);
+    await pinned.sleep(o.duration);
+    const w = pinned.windowEnd(w0, server, env);
     const count = delivered - d0;
     stopped = true;
     // Every event published must reach every subscriber, once.
-    await until(
+    await pinned.until(
       () => closedEarly !== undefined || subs.every((s) => s.count >= sent),
       10_000,
       () => `${transport}: not delivered after 10 s: ${subs.filter((s) => s.count < sent).length} subscriber(s) short of ${sent}`,
@@ -163,7 +146,7 @@ function fanout(transport, env) {
 }
 
 async function main() {
-  const env = loadSide();
+  const env = pinned.loadSide();
   const transports = ['websocket', 'sse'];
   console.log(
     `sse-fanout: ${o.subscribers} subscribers, ${o.payload}-byte events, ≤ ${o.window} in flight past the slowest; ${o.runs} run(s) × ${o.duration} s after ${o.warmup} s warm-up per transport${o.smoke ? ' (smoke: checks only)' : ''}`,
@@ -181,12 +164,12 @@ async function main() {
   const ws = runs.websocket;
   const rows = transports.map((t) => [
     t === 'sse' ? 'SSE (fallback)' : 'WebSocket',
-    fmtInt(med(runs[t], 'perSec')),
-    fmtX(med(runs[t], 'perSec') / med(ws, 'perSec')),
-    fmtCpu(med(runs[t], 'cpuUsPer')),
-    fmtX(med(runs[t], 'cpuUsPer') / med(ws, 'cpuUsPer')),
-    `${fmtPct(med(runs[t], 'serverBusy'))} / ${fmtPct(med(runs[t], 'loadBusy'))}`,
-    flags(runs[t]) || '—',
+    fmtInt(pinned.med(runs[t], 'perSec')),
+    fmtX(pinned.med(runs[t], 'perSec') / pinned.med(ws, 'perSec')),
+    fmtCpu(pinned.med(runs[t], 'cpuUsPer')),
+    fmtX(pinned.med(runs[t], 'cpuUsPer') / pinned.med(ws, 'cpuUsPer')),
+    `${fmtPct(pinned.med(runs[t], 'serverBusy'))} / ${fmtPct(pinned.med(runs[t], 'loadBusy'))}`,
+    pinned.flags(runs[t]) || '—',
   ]);
   const out = table(
     ['transport', 'deliveries/s (median)', '× WebSocket', 'server CPU µs/delivery', '× WebSocket', 'server / load CPU', 'flags'],
@@ -195,16 +178,11 @@ async function main() {
   );
   console.log(`\n${out}`);
   if (!o.write) return;
-  const command = `npm run bench:sse-fanout -- ${process.argv.slice(2).join(' ')}`.trim();
-  writeResults(
-    'sse-fanout',
-    { command, options: o, startedAt: new Date().toISOString(), machine: machine(), runs },
-    `## Fallback transport: SSE against WebSocket on fan-out
-
-Generated by \`bench/sse-fanout.mjs\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (\`${command}\`); raw figures in [\`{json}\`]({json}). ${o.subscribers} subscribers on one topic of a \`fallback: true\` route, a WebSocket publisher held to ${o.window} events in flight past the slowest subscriber, ${o.payload}-byte events; server pinned to CPU 0, load (raw WebSocket clients and SSE readers over \`node:http\`) to CPU 1; median of ${o.runs} runs of ${o.duration} s after ${o.warmup} s of warm-up, a fresh server each, the transports alternating. ${machine()}.
-
-${out}
-
-Ratios within this run only; on the shared 2-vCPU VM the figures are indicative.`,
-  );
+  pinned.writeResults('sse-fanout', {
+    title: 'Fallback transport: SSE against WebSocket on fan-out',
+    about: `${o.subscribers} subscribers on one topic of a \`fallback: true\` route, a WebSocket publisher held to ${o.window} events in flight past the slowest subscriber, ${o.payload}-byte events; server pinned to CPU 0, load (raw WebSocket clients and SSE readers over \`node:http\`) to CPU 1; median of ${o.runs} runs of ${o.duration} s after ${o.warmup} s of warm-up, a fresh server each, the transports alternating.`,
+    table: out,
+    options: o,
+    runs,
+  });
 }

@@ -15,21 +15,7 @@
 //   npm run bench:ws-request [-- --connections 4 --outstanding 1,16 --runs 3 --duration 3 --write]
 import { fileURLToPath } from 'node:url';
 import { rawWebSocket } from './lib/light-clients.mjs';
-import {
-  benchOptions,
-  flags,
-  loadSide,
-  machine,
-  med,
-  positiveInts,
-  runMain,
-  sleep,
-  until,
-  windowEnd,
-  windowStart,
-  withServer,
-  writeResults,
-} from './lib/pinned-bench.mjs';
+import * as pinned from './lib/pinned-bench.mjs';
 import { fmtCpu, fmtInt, fmtMs, fmtPct, fmtX, table } from './lib/util.mjs';
 
 const USAGE = `Usage: node bench/ws-request.mjs [options]
@@ -41,9 +27,9 @@ const USAGE = `Usage: node bench/ws-request.mjs [options]
   --write           save results/ws-request-<time>.json and the section of bench/RESULTS.md
   --smoke           one short run per direction at the last K: checks the script works (CI)`;
 
-const o = benchOptions({ connections: '4', outstanding: '1,16' }, USAGE);
-const ks = positiveInts(o.outstanding, 'outstanding');
-const [connections] = positiveInts(o.connections, 'connections');
+const o = pinned.benchOptions({ connections: '4', outstanding: '1,16' }, USAGE);
+const ks = pinned.positiveInts(o.outstanding, 'outstanding');
+const [connections] = pinned.positiveInts(o.connections, 'connections');
 const SCRIPT = fileURLToPath(import.meta.url);
 const DATA = '0123456789abcdef0123456789abcdef';
 const PAYLOAD = JSON.stringify(DATA);
@@ -52,13 +38,10 @@ const REPLY = Buffer.from('{"type":"reply","ref":');
 const CONTROL = 1e9; // refs of the control events (drive, mark, stop), apart from the pings'
 
 if (o.serve) await serve();
-else await runMain('ws-request', main);
+else await pinned.runMain('ws-request', main);
 
 /** The server: `ping` answers client requests; `drive`/`mark`/`stop` run its own requests. */
-async function serve() {
-  const { App } = await import('@tachyon/server');
-  const { portFromEnv, ready } = await import('./servers/shared.mjs');
-  const app = new App();
+function serve() {
   let driving = false;
   let counting = false;
   let count = 0;
@@ -83,38 +66,38 @@ async function serve() {
     );
   };
   const pct = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  app.ws('/live', {
-    maxPendingRequests: 100_000,
-    events: {
-      ping: { handler: (_ws, data) => data },
-      drive: {
-        handler: (ws, k) => {
-          driving = true;
-          for (let i = 0; i < k; i++) ask(ws);
-          return true;
+  return pinned.serveApp((app) =>
+    app.ws('/live', {
+      maxPendingRequests: 100_000,
+      events: {
+        ping: { handler: (_ws, data) => data },
+        drive: {
+          handler: (ws, k) => {
+            driving = true;
+            for (let i = 0; i < k; i++) ask(ws);
+            return true;
+          },
+        },
+        mark: {
+          handler: () => {
+            counting = true;
+            count = 0;
+            samples = [];
+            since = performance.now();
+            return true;
+          },
+        },
+        stop: {
+          handler: () => {
+            const ms = performance.now() - since;
+            driving = counting = false;
+            const sorted = Float64Array.from(samples).sort();
+            return { count, ms, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), errors, lastError };
+          },
         },
       },
-      mark: {
-        handler: () => {
-          counting = true;
-          count = 0;
-          samples = [];
-          since = performance.now();
-          return true;
-        },
-      },
-      stop: {
-        handler: () => {
-          const ms = performance.now() - since;
-          driving = counting = false;
-          const sorted = Float64Array.from(samples).sort();
-          return { count, ms, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), errors, lastError };
-        },
-      },
-    },
-  });
-  const server = await app.listen({ port: portFromEnv(), host: '127.0.0.1' });
-  ready(server.port);
+    }),
+  );
 }
 
 /** Reads the integer after `prefix` in `payload`, or -1 when the frame does not start with it. */
@@ -193,7 +176,7 @@ function percentile(xs, q) {
 
 /** One run: a fresh server, C connections, K outstanding per connection in one direction. */
 function roundTrips(direction, k, env) {
-  return withServer(`ws-request (${direction})`, SCRIPT, [], env, async (server) => {
+  return pinned.withServer(`ws-request (${direction})`, SCRIPT, [], env, async (server) => {
     const run = { counting: false, running: true, count: 0, samples: [], problem: undefined, closed: undefined };
     run.onPingReply = (ms) => {
       if (run.counting) {
@@ -206,12 +189,12 @@ function roundTrips(direction, k, env) {
     for (let i = 0; i < connections; i++) conns.push(await connection(server.port, run));
     if (direction === 'client') for (const c of conns) for (let i = 0; i < k; i++) c.ping();
     else await Promise.all(conns.map((c) => c.ask('drive', k)));
-    await sleep(o.warmup);
+    await pinned.sleep(o.warmup);
     if (direction === 'server') await conns[0].ask('mark', null);
-    const w0 = windowStart(server, env);
+    const w0 = pinned.windowStart(server, env);
     run.counting = true;
-    await sleep(o.duration);
-    const w = windowEnd(w0, server, env);
+    await pinned.sleep(o.duration);
+    const w = pinned.windowEnd(w0, server, env);
     run.counting = false;
     let r;
     if (direction === 'server') {
@@ -223,7 +206,7 @@ function roundTrips(direction, k, env) {
       r = { count: run.count, perSec: run.count / w.wallS, p50: percentile(run.samples, 0.5), p99: percentile(run.samples, 0.99) };
     }
     // Let the requests still out finish: the server's fail at its stop, and the pings' replies.
-    await until(
+    await pinned.until(
       () => run.closed !== undefined || conns.every((c) => c.sentAt.size === 0),
       5000,
       () => `${direction}: pings unanswered after 5 s`,
@@ -237,7 +220,7 @@ function roundTrips(direction, k, env) {
 }
 
 async function main() {
-  const env = loadSide();
+  const env = pinned.loadSide();
   const list = o.smoke ? ks.slice(-1) : ks;
   console.log(
     `ws-request: ${connections} connection(s) × K outstanding (K = ${list.join(', ')}); ${o.runs} run(s) × ${o.duration} s after ${o.warmup} s warm-up per (direction, K)${o.smoke ? ' (smoke: checks only)' : ''}`,
@@ -262,13 +245,13 @@ async function main() {
       rows.push([
         String(connections * k),
         directions[d],
-        fmtInt(med(rs, 'perSec')),
-        fmtCpu(med(rs, 'cpuUsPer')),
-        fmtX(med(rs, 'cpuUsPer') / med(base, 'cpuUsPer')),
-        fmtMs(med(rs, 'p50')),
-        fmtMs(med(rs, 'p99')),
-        `${fmtPct(med(rs, 'serverBusy'))} / ${fmtPct(med(rs, 'loadBusy'))}`,
-        flags(rs) || '—',
+        fmtInt(pinned.med(rs, 'perSec')),
+        fmtCpu(pinned.med(rs, 'cpuUsPer')),
+        fmtX(pinned.med(rs, 'cpuUsPer') / pinned.med(base, 'cpuUsPer')),
+        fmtMs(pinned.med(rs, 'p50')),
+        fmtMs(pinned.med(rs, 'p99')),
+        `${fmtPct(pinned.med(rs, 'serverBusy'))} / ${fmtPct(pinned.med(rs, 'loadBusy'))}`,
+        pinned.flags(rs) || '—',
       ]);
     }
   }
@@ -289,16 +272,11 @@ async function main() {
   );
   console.log(`\n${out}`);
   if (!o.write) return;
-  const command = `npm run bench:ws-request -- ${process.argv.slice(2).join(' ')}`.trim();
-  writeResults(
-    'ws-request',
-    { command, options: o, startedAt: new Date().toISOString(), machine: machine(), runs },
-    `## Requests both ways: server → client against client → server
-
-Generated by \`bench/ws-request.mjs\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (\`${command}\`); raw figures in [\`{json}\`]({json}). ${connections} WebSocket connections, each keeping K requests outstanding (\`in flight\` = ${connections} × K); each answer echoes a 32-byte string; latency measured by the asking side. Server pinned to CPU 0, load (raw WebSocket clients) to CPU 1; median of ${o.runs} runs of ${o.duration} s after ${o.warmup} s of warm-up, a fresh server each, the directions alternating. ${machine()}.
-
-${out}
-
-Ratios within this run only; on the shared 2-vCPU VM the figures are indicative.`,
-  );
+  pinned.writeResults('ws-request', {
+    title: 'Requests both ways: server → client against client → server',
+    about: `${connections} WebSocket connections, each keeping K requests outstanding (\`in flight\` = ${connections} × K); each answer echoes a 32-byte string; latency measured by the asking side. Server pinned to CPU 0, load (raw WebSocket clients) to CPU 1; median of ${o.runs} runs of ${o.duration} s after ${o.warmup} s of warm-up, a fresh server each, the directions alternating.`,
+    table: out,
+    options: o,
+    runs,
+  });
 }
