@@ -51,14 +51,17 @@ const { BENCH_DIR, BenchError, CHARTS_DIR, REPO_DIR, RESULTS_DIR, fail, fmtCpu, 
 );
 
 const REFERENCE = new Set(['uws', 'tachyon', 'tachyon-coalesced']); // their failures fail the invocation
+// Benchmarks of one feature, each its own script: --smoke runs them with --smoke too (after the
+// scenarios), so that they keep working. A failure fails the invocation.
+const SMOKE_SCRIPTS = ['sse-fanout.mjs', 'ws-request.mjs'];
 const SCENARIO_NAMES = Object.keys(SCENARIOS);
 
 const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run.mjs [options])
 
   --quick           the quick subset: ${QUICK.scenarios.join(', ')}
                     with ${QUICK.peers.join(', ')}; 3 runs x 1 s after 1 s warm-up (about 3 minutes)
-  --smoke           every scenario, 1 run x 1 s after 0.5 s warm-up, peers ${SMOKE.peers.join(',')} (CI; < 3 minutes);
-                    with --quick: the quick subset at those settings
+  --smoke           every scenario, 1 run x 1 s after 0.5 s warm-up, peers ${SMOKE.peers.join(',')} (CI; < 3 minutes),
+                    then ${SMOKE_SCRIPTS.join(', ')} --smoke; with --quick: the quick subset at those settings
   --only LIST       scenarios or groups, comma-separated (see --list)
   --peers LIST      servers, comma-separated (see --list)
   --runs N          measured runs per (scenario, server), interleaved; default 3
@@ -162,6 +165,7 @@ function parseOptions() {
   const opts = {
     mode,
     partial: values.only !== undefined || values.peers !== undefined,
+    smokeScripts: mode === 'smoke' && !values.quick && values.only === undefined && values.peers === undefined,
     runs: int(values.runs, 'runs', defaults.runs),
     duration: int(values.duration, 'duration', defaults.duration),
     warmup: seconds(values.warmup, 'warmup', defaults.warmup),
@@ -304,6 +308,18 @@ function writeReport(record, rows, goals) {
   const kept = existsSync(file) ? keptSections(readFileSync(file, 'utf8')) : '';
   writeFileSync(file, resultsMarkdown(record, rows, goals, charts) + kept);
   return charts;
+}
+
+/** SMOKE_SCRIPTS, each with --smoke, one after the other. */
+function runSmokeScripts() {
+  for (const script of SMOKE_SCRIPTS) {
+    log(`\nbench/${script} --smoke:`);
+    const r = spawnSync(process.execPath, [path.join(HERE, script), '--smoke'], { stdio: 'inherit' });
+    if (r.status !== 0) {
+      console.error(`bench: bench/${script} --smoke failed (${r.signal ?? `exit ${r.status}`})`);
+      process.exitCode = 1;
+    }
+  }
 }
 
 async function main() {
@@ -469,6 +485,7 @@ async function main() {
   } else {
     log(`bench/RESULTS.md not regenerated (${opts.mode === 'smoke' ? 'smoke run' : 'partial selection'}; --write-results forces it)`);
   }
+  if (opts.smokeScripts) runSmokeScripts();
   log(`Total time: ${fmtDuration((Date.now() - t0) / 1000)}`);
 
   const bad = rows.filter((r) => REFERENCE.has(r.peer) && (r.status === 'failed' || r.erroredRuns || r.failedRuns));

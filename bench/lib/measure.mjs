@@ -78,7 +78,7 @@ export function parseWrk(text) {
 
 // ------------------------------------------------------------------ interference
 
-function interference(env, sys0, sys1, serverTicks, genCpuS) {
+export function interference(env, sys0, sys1, serverTicks, genCpuS) {
   if (!env.pin || env.cpus < 2) return { contended: false };
   const [d0, d1] = [cpuDelta(sys0[0], sys1[0]), cpuDelta(sys0[1], sys1[1])];
   const frac = (ticks, d) => (d && d.all > 0 && Number.isFinite(ticks) ? Math.max(0, ticks) / d.all : undefined);
