@@ -100,7 +100,9 @@ async function measure(tree, peer) {
   const args = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.out')}`];
   // Fixed seeds: V8 randomizes its hash seed per process, which moves dictionary lookups.
   args.push(process.execPath, '--single-threaded', '--hash-seed=1', '--random-seed=1');
-  if (o.annotate !== undefined) args.push('--perf-basic-prof'); // JS function names for annotate()
+  // JS function names for annotate(); the V8 log that flag also writes goes to the temporary
+  // directory, not isolate-*-v8.log files in the tree.
+  if (o.annotate !== undefined) args.push('--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`);
   args.push(join(tree, 'bench', 'servers', `${peer}.mjs`));
   const child = spawn('valgrind', args, { cwd: tree, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
