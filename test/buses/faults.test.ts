@@ -6,116 +6,25 @@
 // log line, presence back after the outage, and the client told the truth on recovery.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import { connect, type Live, type SubscribeInfo } from '../../packages/client/src/index.ts';
 import { natsBus } from '../../packages/nats/src/index.ts';
 import { redisBus, redisHistory } from '../../packages/redis/src/index.ts';
-import { App, type Bus, type HistoryStore, health } from '../../packages/server/src/index.ts';
 import { type Broker, NatsBroker, RedisBroker } from './brokers.ts';
+import {
+  cleanUp,
+  heldHeap,
+  increasing,
+  LIMITS,
+  members,
+  type Node,
+  publishing,
+  readyz,
+  sleep,
+  startNode,
+  subscriber,
+  waitFor,
+} from './fault-node.ts';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-/** Heap after a full collection: what is held, not garbage. */
-const heldHeap = () => (gc(), process.memoryUsage().heapUsed);
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeout = 10_000): Promise<void> {
-  const end = Date.now() + timeout;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeout} ms`);
-    await sleep(20);
-  }
-}
-
-const LIMITS = { maxQueue: 200, presenceInterval: 200, stallTimeout: 2000 };
-
-interface Node {
-  app: App;
-  port: number;
-  bus: Bus & { stats(): { connected: boolean; stalled: boolean; queued: number; inFlight: number; dropped: number } };
-  logs: string[];
-  dropAll(): void;
-  close(): Promise<void>;
-}
-
-async function startNode(bus: Node['bus'], store: HistoryStore): Promise<Node> {
-  const logs: string[] = [];
-  const log = (level: string) => (obj: unknown, msg?: string) => void logs.push(`${level} ${msg ?? ''} ${JSON.stringify(obj)}`);
-  const app = new App({
-    bus,
-    presence: { heartbeat: 200 },
-    logger: { error: log('error'), warn: log('warn'), info: log('info'), debug: () => {} },
-  });
-  app.use(health());
-  app.topic('room:*', { history: { size: 10_000, store }, presence: { events: true } });
-  const sockets = new Set<{ terminate(): void }>();
-  app.ws('/ws', {
-    upgrade: (req) => ({ id: String(req.query.user ?? 'anon') }),
-    open: (ws) => void sockets.add(ws),
-    close: (ws) => void sockets.delete(ws),
-  });
-  const server = await app.listen({ port: 0, host: '127.0.0.1' });
-  return {
-    app,
-    port: server.port,
-    bus,
-    logs,
-    dropAll: () => {
-      for (const s of [...sockets]) s.terminate();
-    },
-    close: () => server.close({ timeout: 1000 }),
-  };
-}
-
-const clients = new Set<Live>();
-let stopAll = () => {}; // the traffic loop of a test that failed midway
-afterEach(() => {
-  stopAll();
-  for (const l of clients) l.close();
-  clients.clear();
-});
-
-/** A client on `node` as `user`, subscribed to `topic` (history and presence). */
-async function subscriber(node: Node, user: string, topic: string) {
-  const live: Live = connect(`ws://127.0.0.1:${node.port}/ws?user=${user}`, { minDelay: 20, maxDelay: 100, onError: () => {} });
-  clients.add(live);
-  const got: number[] = [];
-  const infos: SubscribeInfo[] = [];
-  live.subscribe(topic, (event, data) => event === 'n' && void got.push(data as number), { onSubscribed: (i) => void infos.push(i) });
-  await live.ready;
-  await waitFor(() => infos.length === 1, 'subscribed');
-  return { live, got, infos };
-}
-
-const readyz = async (n: Node) => (await fetch(`http://127.0.0.1:${n.port}/readyz`)).status;
-const members = async (n: Node, topic: string) =>
-  (await n.app.presence(topic))
-    .map((m) => m.id)
-    .sort()
-    .join();
-const increasing = (xs: number[]) => xs.every((x, i) => i === 0 || x > xs[i - 1]!);
-
-/** Publishes 0, 1, 2… on `topic` every 5 ms until stopped (afterEach stops it too). */
-function publishing(app: App, topic: string) {
-  let n = 0;
-  let stop = false;
-  const loop = (async () => {
-    while (!stop) {
-      app.publish(topic, 'n', n++);
-      await sleep(5);
-    }
-  })();
-  stopAll = () => void (stop = true);
-  return {
-    get n() {
-      return n;
-    },
-    async stop() {
-      stop = true;
-      await loop;
-    },
-  };
-}
+afterEach(cleanUp);
 
 interface Case {
   name: string;

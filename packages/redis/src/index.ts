@@ -5,6 +5,7 @@ import { REDIS_OPTIONS, redisSettings, type RedisBusOptions } from './options.ts
 import { RedisTransport } from './transport.ts';
 
 export type { RedisBusOptions } from './options.ts';
+export type { RedisSentinelOptions } from './sentinel.ts';
 export type { BrokerBus, BrokerBusStats } from '@tachyon/server';
 
 const BUS_OPTIONS = ['maxMessageSize', 'maxInFlight', 'maxQueue', 'maxQueueBytes', 'presenceInterval', 'stallTimeout', 'logger'] as const;
@@ -19,4 +20,4 @@ export function redisBus(options: RedisBusOptions = {}): BrokerBus {
   return new BrokerBus(new RedisTransport(settings), busOptions);
 }
 export { redisRateLimitStore, RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.ts';
-export { redisHistory, RedisHistoryStore, type RedisHistoryOptions } from './history.ts';
+export { redisHistory, RedisHistoryStore, type RedisHistoryOptions, type RedisHistoryStats } from './history.ts';

@@ -1,6 +1,7 @@
 // redisBus() options: checked once, before anything connects, with messages that name the option.
 import type { RedisClientOptions } from '@redis/client';
 import type { BrokerBusOptions } from '@tachyon/server';
+import { checkSentinel, type RedisSentinelOptions } from './sentinel.ts';
 
 export interface RedisBusOptions extends BrokerBusOptions {
   /**
@@ -21,6 +22,11 @@ export interface RedisBusOptions extends BrokerBusOptions {
    * `database`…), merged over what `url` says. With `sharded`, they apply to every node.
    */
   client?: Omit<RedisClientOptions, 'url'>;
+  /**
+   * Redis Sentinel instead of `url`: the monitored primary's name and some sentinels. The bus
+   * follows a failover to the promoted replica (docs/scaling.md, "Faults"). Not with `sharded`.
+   */
+  sentinel?: RedisSentinelOptions;
 }
 
 export interface RedisBusSettings {
@@ -28,11 +34,16 @@ export interface RedisBusSettings {
   sharded: boolean;
   prefix: string;
   client: Omit<RedisClientOptions, 'url'>;
+  sentinel: RedisSentinelOptions | null;
 }
 
-export const REDIS_OPTIONS = ['url', 'sharded', 'prefix', 'client'] as const;
+export const REDIS_OPTIONS = ['url', 'sharded', 'prefix', 'client', 'sentinel'] as const;
 
 export function redisSettings(options: RedisBusOptions): RedisBusSettings {
+  const sentinel = options.sentinel === undefined ? null : checkSentinel('redisBus()', options.sentinel);
+  if (sentinel !== null && options.url !== undefined) throw new TypeError('redisBus(): give url or sentinel, not both');
+  if (sentinel !== null && options.sharded === true)
+    throw new TypeError('redisBus(): sentinel watches one primary; sharded pub/sub needs a Redis Cluster (url)');
   const url = options.url ?? 'redis://127.0.0.1:6379';
   const urls = typeof url === 'string' ? [url] : url;
   if (!Array.isArray(urls) || urls.length === 0)
@@ -59,5 +70,5 @@ export function redisSettings(options: RedisBusOptions): RedisBusSettings {
     throw new TypeError('redisBus(): with sharded, the prefix must not contain { or } (a hash tag would put every topic on one shard)');
   const client = options.client ?? {};
   if (typeof client !== 'object' || client === null) throw new TypeError('redisBus(): client must be an object of node-redis options');
-  return { urls: urls.map(String), sharded, prefix, client };
+  return { urls: urls.map(String), sharded, prefix, client, sentinel };
 }

@@ -1,11 +1,13 @@
 // The Redis side of a broker bus (BrokerBus in @tachyon/server does the rest): two node-redis
 // connections, one to publish and one in subscriber mode (Redis takes a subscribed
 // connection over), or with `sharded`, a cluster client that routes SPUBLISH to the shard
-// owning the channel's slot and keeps one sharded subscriber per shard. node-redis
+// owning the channel's slot and keeps one sharded subscriber per shard, or with `sentinel`,
+// a sentinel client that finds the primary and follows a failover (sentinel.ts). node-redis
 // reconnects with our backoff and resubscribes every channel by itself.
 import { createClient, createCluster, type RedisClientType, type RedisClusterType } from '@redis/client';
 import type { BrokerLink, BrokerTransport } from '@tachyon/server';
 import type { RedisBusSettings } from './options.ts';
+import { connectSentinel, sentinelClient, type Sentinel } from './sentinel.ts';
 
 /** 100 ms, doubling, at most 5 s, plus up to 20% jitter so servers don't reconnect in step. */
 export function backoff(retries: number): number {
@@ -24,12 +26,20 @@ export class RedisTransport implements BrokerTransport {
   private pub: Client | null = null;
   private sub: Client | null = null;
   private cluster: Cluster | null = null;
-  /** Sharded channels wanted, and those whose SSUBSCRIBE has not succeeded yet (cluster only). */
+  private sentinel: Sentinel | null = null;
+  /** Sentinel: the primary answered our last PING, and the client has not moved since. */
+  private primaryUp = false;
+  private probing = false;
+  private connecting: { stop(): void } | null = null;
+  /** The sentinel client connected once: from then on it keeps (and replays) our subscriptions. */
+  private sentinelOpen = false;
+  /** Channels wanted (cluster, sentinel), and those whose SSUBSCRIBE has not succeeded yet (cluster only). */
   private readonly wanted = new Set<string>();
   private readonly unconfirmed = new Set<string>();
   private up = false;
   private closed = false;
   private errors = 0;
+  /** A retry of the cluster's first discovery, or of a sentinel probe. */
   private clusterRetry: NodeJS.Timeout | null = null;
 
   constructor(settings: RedisBusSettings) {
@@ -66,6 +76,7 @@ export class RedisTransport implements BrokerTransport {
       this.connectCluster(0);
       return;
     }
+    if (this.settings.sentinel !== null) return this.openSentinel(socket);
     this.pub = createClient({ ...client, url: urls[0], socket, disableOfflineQueue: true }) as Client;
     // The subscriber keeps node-redis's offline queue: (un)subscribes made while it is away
     // wait for it, and it replays every subscription when it reconnects.
@@ -92,12 +103,56 @@ export class RedisTransport implements BrokerTransport {
     );
   }
 
+  /**
+   * The sentinel client stays "ready" while the primary is away (its commands wait for the
+   * primary, or for the replica the sentinels promote; its connections to the primary report
+   * no error meanwhile): the bus's stall watch is what notices (stallTimeout). When the client
+   * moves to a promoted replica, the bus is down until a PING through it comes back.
+   */
+  private openSentinel(socket: NonNullable<RedisBusSettings['client']['socket']>): void {
+    const s = (this.sentinel = sentinelClient(this.settings.sentinel!, { ...this.settings.client, socket }));
+    s.on('error', this.onError)
+      .on('reconnecting', () => {
+        // A failover: the primary moves.
+        this.primaryUp = false;
+        this.check();
+      })
+      .on('ready', () => this.probe(0))
+      .on('end', this.check);
+    this.connecting = connectSentinel(s, backoff, this.onError, () => {
+      // Unlike a plain client, it refuses (un)subscribes before its first connection: those wait here.
+      this.sentinelOpen = true;
+      if (this.wanted.size > 0) s.subscribe([...this.wanted], this.listener, true).catch(this.failedSubscribe);
+      this.probe(0);
+    });
+  }
+
+  private probe(attempt: number): void {
+    if (this.probing || this.closed || !this.sentinel!.isReady) return;
+    this.probing = true;
+    this.sentinel!.sendCommand(undefined, ['PING']).then(
+      () => {
+        this.probing = false;
+        this.primaryUp = true;
+        this.check();
+      },
+      (err: unknown) => {
+        this.probing = false;
+        if (this.closed) return;
+        this.onError(err);
+        this.clusterRetry = setTimeout(() => this.probe(attempt + 1), backoff(attempt));
+      },
+    );
+  }
+
   private readonly check = (): void => {
     const up =
       !this.closed &&
       (this.cluster !== null
         ? this.cluster.isReady && this.cluster.masters.every((m) => m.client?.isReady === true)
-        : this.pub!.isReady && this.sub!.isReady);
+        : this.sentinel !== null
+          ? this.sentinel.isReady && this.primaryUp
+          : this.pub!.isReady && this.sub!.isReady);
     if (up === this.up) return;
     this.up = up;
     if (up) {
@@ -119,7 +174,12 @@ export class RedisTransport implements BrokerTransport {
 
   send(topic: string | null, frame: Buffer): void {
     const channel = topic === null ? this.presenceChannel : this.settings.prefix + topic;
-    const sent = this.cluster !== null ? this.cluster.sPublish(channel, frame) : this.pub!.publish(channel, frame);
+    const sent =
+      this.cluster !== null
+        ? this.cluster.sPublish(channel, frame)
+        : this.sentinel !== null
+          ? this.sentinel.publish(channel, frame)
+          : this.pub!.publish(channel, frame);
     sent.then(this.ok, this.lost);
   }
 
@@ -137,6 +197,12 @@ export class RedisTransport implements BrokerTransport {
 
   subscribe(topics: readonly (string | null)[]): void {
     const channels = topics.map((t) => (t === null ? this.presenceChannel : this.settings.prefix + t));
+    if (this.sentinel !== null) {
+      for (const c of channels) this.wanted.add(c);
+      // After a failover, node-redis subscribes again on the new primary.
+      if (this.sentinelOpen) this.sentinel.subscribe(channels, this.listener, true).catch(this.failedSubscribe);
+      return;
+    }
     if (this.cluster === null) {
       // One SUBSCRIBE for the batch; node-redis queues it while offline and replays every
       // subscription after a reconnect.
@@ -175,6 +241,11 @@ export class RedisTransport implements BrokerTransport {
 
   unsubscribe(topics: readonly string[]): void {
     const channels = topics.map((t) => this.settings.prefix + t);
+    if (this.sentinel !== null) {
+      for (const c of channels) this.wanted.delete(c);
+      if (this.sentinelOpen) this.sentinel.unsubscribe(channels, this.listener as never, true).catch(this.failedSubscribe);
+      return;
+    }
     if (this.cluster === null) {
       this.sub!.unsubscribe(channels, this.listener, true).catch(this.failedSubscribe);
       return;
@@ -189,9 +260,12 @@ export class RedisTransport implements BrokerTransport {
   async close(): Promise<void> {
     this.closed = true;
     if (this.clusterRetry !== null) clearTimeout(this.clusterRetry);
-    const clients = [this.pub, this.sub, this.cluster].filter((c) => c !== null);
+    this.connecting?.stop();
+    const clients = [this.pub, this.sub, this.cluster, this.sentinel].filter((c) => c !== null);
     // close() waits for pending replies when connected; destroy() when it is not.
-    await Promise.all(clients.map((c) => (c.isReady ? c.close().catch(() => c.destroy()) : Promise.resolve(c.destroy())).catch(() => {})));
+    // (A sentinel client is "ready" while its primary is away: the PING probe tells.)
+    const answers = (c: (typeof clients)[number]) => (c === this.sentinel ? this.primaryUp : c.isReady);
+    await Promise.all(clients.map((c) => (answers(c) ? c.close().catch(() => c.destroy()) : Promise.resolve(c.destroy())).catch(() => {})));
     if (this.up) {
       this.up = false;
       this.link?.down();

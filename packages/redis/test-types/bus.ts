@@ -1,6 +1,6 @@
 // Type tests: redisBus() is a Bus for new App({ bus }), with typed options and counters.
 import { App, cluster, type Bus, type BrokerBusStats } from '@tachyon/server';
-import { redisBus, type RedisBusOptions } from '@tachyon/redis';
+import { redisBus, type RedisBusOptions, type RedisSentinelOptions } from '@tachyon/redis';
 
 const bus = redisBus({ url: 'redis://127.0.0.1:6379', sharded: true, prefix: 'chat:', maxQueue: 100, presenceInterval: false });
 const asBus: Bus = bus;
@@ -22,6 +22,11 @@ redisBus({ sharded: 'yes' });
 redisBus({ host: 'localhost' });
 // @ts-expect-error url is a string or string[]
 redisBus({ url: 6379 });
+// Redis Sentinel: the monitored primary's name and some sentinels.
+const sentinel: RedisSentinelOptions = { name: 'mymaster', nodes: [{ host: 's1', port: 26379 }] };
+redisBus({ sentinel, client: { password: 'p' } });
+// @ts-expect-error the sentinel needs the primary's name
+redisBus({ sentinel: { nodes: [{ host: 's1', port: 26379 }] } });
 void [asBus, stats, stalled, ready, n];
 
 // With cluster(): a bus per worker (the App's), or one held by the primary (cluster's).

@@ -20,9 +20,20 @@ test('bad options are refused before anything connects', () => {
     [{ stallTimeout: true }, /stallTimeout/],
     [{ stallTimeout: '5s' }, /stallTimeout/],
     [{ logger: 'console' }, /logger/],
+    [{ sentinel: 'mymaster' }, /^TypeError: redisBus\(\): sentinel must be an object: \{ name, nodes: \[\{ host, port \}\] \}$/],
+    [{ sentinel: { name: '', nodes: [{ host: 'a', port: 1 }] } }, /sentinel name must be a non-empty string/],
+    [{ sentinel: { name: 'm', nodes: [] } }, /sentinel nodes must be a non-empty array/],
+    [
+      { sentinel: { name: 'm', nodes: [{ host: 'a', port: 0 }] } },
+      /sentinel nodes must be \{ host: string, port: 1..65535 \} \(got \{"host":"a","port":0\}\)/,
+    ],
+    [{ sentinel: { name: 'm', nodes: ['a:26379'] } }, /sentinel nodes must be/],
+    [{ sentinel: { name: 'm', nodes: [{ host: 'a', port: 1 }], master: 'x' } }, /sentinel has an unknown option "master"/],
+    [{ sentinel: { name: 'm', nodes: [{ host: 'a', port: 1 }] }, url: 'redis://a' }, /give url or sentinel, not both/],
+    [{ sentinel: { name: 'm', nodes: [{ host: 'a', port: 1 }] }, sharded: true }, /sentinel watches one primary/],
     [
       { host: 'localhost' },
-      /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, stallTimeout, logger\)$/,
+      /^TypeError: redisBus\(\): unknown option "host" \(known: url, sharded, prefix, client, sentinel, maxMessageSize, maxInFlight, maxQueue, maxQueueBytes, presenceInterval, stallTimeout, logger\)$/,
     ],
     [{ uri: 'redis://x' }, /^TypeError: redisBus\(\): unknown option "uri" \(did you mean "url"\?\)$/],
     [null, /options must be an object/],
@@ -43,6 +54,11 @@ test('redisHistory() and redisRateLimitStore() refuse unknown options, with the 
   assert.throws(() => redisHistory({ prefx: 'h:' } as never), {
     message: 'redisHistory(): unknown option "prefx" (did you mean "prefix"?)',
   });
+  assert.throws(() => redisHistory({ sentinel: { name: 'm', nodes: [] } }), /^TypeError: redisHistory\(\): sentinel nodes must be/);
+  assert.throws(
+    () => redisHistory({ sentinel: { name: 'm', nodes: [{ host: 'a', port: 1 }] }, url: 'redis://a' }),
+    /give url or sentinel, not both/,
+  );
   assert.throws(() => redisRateLimitStore({ clint: {} } as never), {
     message: 'redisRateLimitStore(): unknown option "clint" (did you mean "client"?)',
   });

@@ -14,4 +14,14 @@ const envelopes: readonly string[] = read.envelopes;
 const bad: Position = { offset: '3', epoch: 'abc' };
 // @ts-expect-error ttl is milliseconds
 app.topic('x:*', { history: { size: 1, ttl: '2m' } });
-void [recovered, envelopes, bad];
+// A store of one's own may take the app's logger (handed over by app.topic()).
+const own: HistoryStore = {
+  ...memory,
+  shared: false,
+  append: memory.append,
+  read: memory.read,
+  useLogger: (logger) => logger.warn({}, 'x'),
+};
+// @ts-expect-error useLogger takes a Logger
+const wrong: HistoryStore = { shared: false, append: memory.append, read: memory.read, useLogger: (logger: string) => void logger };
+void [recovered, envelopes, bad, own, wrong];

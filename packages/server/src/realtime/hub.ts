@@ -83,6 +83,7 @@ export class WsHub {
       );
     }
     const declared = this.topics.define(pattern, options);
+    h?.store?.useLogger?.(this.logger);
     if (declared.validate) this.validating = true;
     return declared;
   }

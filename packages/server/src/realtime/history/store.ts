@@ -4,6 +4,8 @@
 // The memory store answers synchronously, so the replay and the switch to live traffic
 // happen in one turn; a store on a server (Redis) answers with promises.
 
+import type { Logger } from '../../core/logger.ts';
+
 /** Where a client is in a topic's history: the last offset it got, in which epoch. */
 export interface Position {
   readonly offset: number;
@@ -43,6 +45,8 @@ export interface HistoryStore {
   readonly shared: boolean;
   /** Called when the app closes. */
   close?(): void | Promise<void>;
+  /** Optional: the app's logger, handed over when `app.topic()` declares a pattern with this store (where the store logs its own trouble). */
+  useLogger?(logger: Logger): void;
 }
 
 /** Decides a read against what a store keeps: `oldest` is the first offset still kept (latest + 1 when none). */
