@@ -80,6 +80,12 @@ describe('request and response over the wire', () => {
         ip: req.ip,
       };
     });
+    // A request with a body has its headers copied on arrival (the framing guard's list).
+    app.post('/headers-of-body', async (req) => {
+      const sync = { multi: req.header('X-Multi'), cookie: req.header('cookie'), none: req.header('x-none') ?? null };
+      const text = await req.text();
+      return { sync, text, multi: req.header('x-multi'), all: { ...req.headers }, cookies: { ...req.cookies } };
+    });
     app.get('/set-cookies', (req, res) => {
       res.cookie('plain', 'v 1', { httpOnly: true });
       res.cookie('session', 'user42', { signed: true, sameSite: 'strict' });
@@ -125,6 +131,21 @@ describe('request and response over the wire', () => {
   test('repeated request headers are joined', async () => {
     const raw = await rawRequest(srv.port, 'GET /info HTTP/1.1\r\nHost: x\r\nX-Multi: a\r\nX-Multi: b\r\n\r\n', { until: /\}$/ });
     assert.match(raw, /"multi":"a, b"/);
+  });
+
+  test('a request with a body: repeated headers joined (cookies with "; "), the same before and after an await', async () => {
+    const raw = await rawRequest(
+      srv.port,
+      'POST /headers-of-body HTTP/1.1\r\nHost: x\r\nX-Multi: a\r\nCookie: c=1\r\nX-Multi: b\r\nCookie: d=2\r\nContent-Length: 2\r\n\r\nhi',
+      { until: /\}\}$/ },
+    );
+    assert.equal(statusOf(raw), 200);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(body.sync, { multi: 'a, b', cookie: 'c=1; d=2', none: null });
+    assert.equal(body.text, 'hi');
+    assert.equal(body.multi, 'a, b');
+    assert.deepEqual(body.all, { host: 'x', 'x-multi': 'a, b', cookie: 'c=1; d=2', 'content-length': '2' });
+    assert.deepEqual(body.cookies, { c: '1', d: '2' });
   });
 
   test('after an await, the request still has its path, query, headers and cookies', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { after, before, describe, test } from 'node:test';
 import * as v from 'valibot';
 import { z } from 'zod';
@@ -120,6 +121,46 @@ describe('validation with Zod', () => {
     const r = await fetch(srv.url + '/inspect?n=1&__proto__[polluted]=1&constructor[prototype][polluted]=1&__proto__=x');
     assert.equal(r.status, 200);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+});
+
+describe('a JSON body schema', () => {
+  test('the handler runs in the AsyncLocalStorage context middleware set around next(), which settles after it', async () => {
+    const als = new AsyncLocalStorage<string>();
+    const seen: string[] = [];
+    const app = new App();
+    app.use((req, res, next) =>
+      als.run('outer', async () => {
+        await next();
+        seen.push(`next settled, status ${res.statusCode}`);
+      }),
+    );
+    app.post('/n', { body: z.object({ n: z.number() }) }, (req) => {
+      seen.push('handler');
+      return { n: req.body.n, store: als.getStore() ?? null };
+    });
+    app.post('/n-async', { body: z.object({ n: z.number() }).refine(async () => true) }, (req) => ({ store: als.getStore() ?? null }));
+    const srv = await start(app);
+    try {
+      const post = (path: string, body: string) =>
+        fetch(srv.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      assert.deepEqual(await (await post('/n', '{"n":1}')).json(), { n: 1, store: 'outer' });
+      assert.deepEqual(seen, ['handler', 'next settled, status 200']);
+      assert.deepEqual(await (await post('/n-async', '{"n":1}')).json(), { store: 'outer' });
+      seen.length = 0;
+      const bad = await post('/n', '{"n":"one"}');
+      assert.equal(bad.status, 400);
+      assert.deepEqual(
+        (await bad.json()).issues.map((i: { path: unknown }) => i.path),
+        [['n']],
+      );
+      assert.deepEqual(seen, ['next settled, status 400']);
+      const malformed = await post('/n', '{"n":');
+      assert.equal(malformed.status, 400);
+      assert.match((await malformed.json()).error, /Malformed JSON/);
+    } finally {
+      await srv.close();
+    }
   });
 });
 

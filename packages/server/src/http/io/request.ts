@@ -8,7 +8,7 @@ import { HttpError } from '../errors.ts';
 import { dict } from '../../core/dict.ts';
 import { hasCloseDelimiter, multipartBoundary, parseMultipart, type MultipartLimits, type MultipartPart } from './multipart.ts';
 import { parseQuery, type QueryRecord } from './query.ts';
-import { collectHeaders } from './request-headers.ts';
+import { collectHeaderList, collectHeaders, headerIn, headerRecord } from './request-headers.ts';
 import { lowerCaseKey } from './header-checks.ts';
 import type { Response } from './response.ts';
 import type { AppView, Settings } from '../../core/settings.ts';
@@ -44,9 +44,10 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _settings: Settings;
   /** @internal */ _path: string | undefined = undefined;
   /** @internal */ _rawQuery: string | undefined = undefined;
-  /** All headers, once collected (at once for requests with a body: see framing.ts). @internal */ _headers:
-    | Record<string, string>
+  /** All headers as [name, value, …], once copied (at once for requests with a body: see framing.ts). @internal */ _headerList:
+    | string[]
     | undefined;
+  /** All headers as a record, built when `headers` is read. @internal */ _headers: Record<string, string> | undefined = undefined;
   /** @internal */ _query: unknown = undefined;
   /** @internal */ _cookies: unknown = undefined;
   /** @internal */ _signedCookies: Record<string, string> | undefined = undefined;
@@ -61,17 +62,9 @@ export class Request<T extends RouteTypes = {}> {
   /** @internal */ _logger: Logger | undefined = undefined;
 
   /** @internal */
-  constructor(
-    uws: UwsRequest,
-    res: Response,
-    method: string,
-    settings: Settings,
-    bodyLimit: number,
-    route = '',
-    headers?: Record<string, string>,
-  ) {
+  constructor(uws: UwsRequest, res: Response, method: string, settings: Settings, bodyLimit: number, route = '', headerList?: string[]) {
     this._uws = uws;
-    this._headers = headers;
+    this._headerList = headerList;
     this._res = res;
     this.method = method;
     this.route = route;
@@ -87,7 +80,7 @@ export class Request<T extends RouteTypes = {}> {
     if (uws === null) return;
     this._path ??= uws.getUrl();
     this._rawQuery ??= uws.getQuery() ?? '';
-    this._headers ??= collectHeaders(uws);
+    if (this._headers === undefined) this._headerList ??= collectHeaderList(uws);
     if (this._reader === undefined) this._reader = this.hasBody ? this._attachReader() : null;
     this._uws = null;
   }
@@ -116,7 +109,11 @@ export class Request<T extends RouteTypes = {}> {
   /** All headers, lower-case names; repeated headers joined with ", " (cookies with "; "). */
   get headers(): Get<T, 'headers', Record<string, string>> {
     if (this._validatedHeaders !== undefined) return this._validatedHeaders as Get<T, 'headers', Record<string, string>>;
-    return (this._headers ??= this._uws ? collectHeaders(this._uws) : dict()) as Get<T, 'headers', Record<string, string>>;
+    if (this._headers === undefined) {
+      const list = this._headerList;
+      this._headers = list !== undefined ? headerRecord(list) : this._uws !== null ? collectHeaders(this._uws) : dict<string>();
+    }
+    return this._headers as Get<T, 'headers', Record<string, string>>;
   }
 
   /**
@@ -126,11 +123,11 @@ export class Request<T extends RouteTypes = {}> {
    */
   header(name: string): string | undefined {
     const key = lowerCaseKey(name);
-    if (this._headers === undefined && this._uws !== null) {
-      const value = this._uws.getHeader(key);
-      return value === '' ? undefined : value;
-    }
-    return (this._headers ??= dict<string>())[key];
+    if (this._headers !== undefined) return this._headers[key];
+    if (this._headerList !== undefined) return headerIn(this._headerList, key);
+    if (this._uws === null) return undefined;
+    const value = this._uws.getHeader(key);
+    return value === '' ? undefined : value;
   }
 
   get cookies(): Get<T, 'cookies', Record<string, string>> {
