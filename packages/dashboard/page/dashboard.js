@@ -47,14 +47,19 @@
 
   let ws = null;
   let ref = 0;
-  function disconnectButton(s) {
+  function actionButton(label, event, data, notice) {
     const b = document.createElement('button');
-    b.textContent = 'disconnect';
+    b.textContent = label;
+    b.dataset.action = event;
     b.addEventListener('click', () => {
-      ws?.send(JSON.stringify({ type: 'event', event: 'disconnect', data: { worker: s.worker, id: s.id }, ref: ++ref }));
+      if (notice) $('notice').textContent = notice;
+      ws?.send(JSON.stringify({ type: 'event', event, data, ref: ++ref }));
     });
     return b;
   }
+  const disconnectButton = (s) => actionButton('disconnect', 'disconnect', { worker: s.worker, id: s.id });
+  // Draining the worker this page is on closes the page's socket too: it reconnects to another.
+  const drainButton = (w) => actionButton('drain', 'drain', { worker: w.worker }, `worker ${w.worker} draining…`);
 
   function render(v) {
     $('connections').textContent = fmt(v.connections);
@@ -86,6 +91,7 @@
       fmt(w.eld.p99, 1),
       fmt(w.connections),
       fmt(w.inflight),
+      v.actions && w.worker !== 0 ? drainButton(w) : '',
     ]);
     rows('closes', Object.entries(v.closes), ([code, n]) => [code, fmt(n)]);
     $('sockets-panel').hidden = !v.actions;
@@ -119,7 +125,13 @@
     ws.onmessage = (e) => {
       const m = JSON.parse(e.data);
       if (m.event === 'stats') render(m.data);
-      else if (m.type === 'reply') $('notice').textContent = m.data.closed ? 'socket disconnected' : 'socket not found (already gone?)';
+      else if (m.type === 'reply')
+        $('notice').textContent =
+          m.data.drained !== undefined
+            ? `worker ${m.data.drained} drained and replaced`
+            : m.data.closed
+              ? 'socket disconnected'
+              : 'socket not found (already gone?)';
       else if (m.type === 'error') $('notice').textContent = `refused: ${m.message}`;
     };
   }

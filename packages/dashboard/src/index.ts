@@ -2,14 +2,17 @@
 // public API only. The page (assets.ts) opens a WebSocket on this app; while at least one is
 // open, the collector (collector.ts) counts and a timer sends the page a view (view.ts) each
 // interval, gathered from every worker of a cluster through app.cluster.request(). With no
-// page open nothing is collected and no timer runs.
-import { App, HttpError, defineMiddleware, definePlugin, type Request, type Scope, type Socket } from '@tachyon/server';
+// page open nothing is collected and no timer runs. What an operator may do from the page
+// (disconnect a socket, drain a worker) is in actions.ts, off unless `actions: true`.
+import { App, HttpError, defineMiddleware, definePlugin, type Request, type Scope } from '@tachyon/server';
+import { actionEvents, disconnectHere } from './actions.ts';
 import { CSP, loadAssets } from './assets.ts';
 import { Collector, type WorkerSnapshot } from './collector.ts';
 import { Reader } from './view.ts';
 
 export type { DashboardView, RouteView, WorkerView } from './view.ts';
 export type { WorkerSnapshot } from './collector.ts';
+export { DISCONNECT_CODE } from './actions.ts';
 
 export interface DashboardOptions {
   /** Where the page is served; its WebSocket is `${path}/ws`. Default `/_tachyon`. */
@@ -17,10 +20,11 @@ export interface DashboardOptions {
   /**
    * Decides who may see the page and open its WebSocket: return true to let the request in,
    * false for 403, or throw an HttpError (e.g. 401 with a `www-authenticate` header). Required
-   * unless the app listens on loopback only (127.0.0.1, ::1, localhost).
+   * unless the app listens on loopback only (127.0.0.1, ::1, localhost): without it, listen()
+   * (or cluster()) on another host rejects before it binds.
    */
   auth?: (req: Request) => boolean | Promise<boolean>;
-  /** Let the page disconnect a socket. Default false: read-only. */
+  /** Let the page disconnect a socket and drain a cluster worker (app.cluster.drain()). Default false: read-only. */
   actions?: boolean;
   /** Milliseconds between updates (250 to 60000). Default 1000. */
   interval?: number;
@@ -28,8 +32,6 @@ export interface DashboardOptions {
 
 /** The cluster channel through which workers read each other (and act on a socket). */
 const CHANNEL = 'tachyon:dashboard';
-/** The close code of a socket disconnected from the page: 1008 (policy), which @tachyon/client does not retry. */
-export const DISCONNECT_CODE = 1008;
 const KNOWN = new Set(['path', 'auth', 'actions', 'interval']);
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -52,19 +54,17 @@ export function dashboard(options: DashboardOptions = {}) {
   return definePlugin({ name: '@tachyon/dashboard', global: true }, (scope: Scope) => {
     if (!(scope instanceof App)) throw new TypeError('dashboard(): register it on the app: app.register(dashboard(...))');
     const app = scope;
-    // Without auth the page is for this machine only. A cluster's workers never learn the
-    // host the acceptor listens on, so there it always needs auth: refuse now, before start.
-    if (auth === undefined && app.worker !== 0)
-      throw new TypeError('dashboard(): give an auth hook (under cluster() the dashboard cannot tell whether it listens on loopback only)');
-    /** Why the page is refused (no auth and not loopback only), once the app listens. */
-    let refusal: string | null = auth === undefined ? 'not listening yet' : null;
+    // Without auth the page is for this machine only: listen() (and a cluster's start) is
+    // refused before it binds beyond loopback. Until it listens on loopback the page answers
+    // 403 (app.request() alone never listens): a second line, should a listen skip the hooks.
+    let refusal: string | null = auth === undefined ? 'not listening on loopback' : null;
     if (auth === undefined) {
-      app.addHook('onListen', ({ host }) => {
-        if (isLoopback(host)) refusal = null;
-        else {
-          refusal = `listening on ${host} without an auth hook`;
-          app.logger.error({ host, path: base }, 'dashboard: refusing to serve: no auth hook and the app listens beyond loopback');
-        }
+      app.addHook('onBeforeListen', ({ host }) => {
+        if (!isLoopback(host))
+          throw new Error(
+            `dashboard(): no auth hook, and the app would listen on ${host}: give dashboard({ auth }), or listen on 127.0.0.1 or ::1 only`,
+          );
+        refusal = null;
       });
     }
     const guard = async (req: Request): Promise<void> => {
@@ -95,20 +95,12 @@ export function dashboard(options: DashboardOptions = {}) {
       });
     }
 
-    const disconnect = (id: number): boolean => {
-      for (const s of app.sockets()) {
-        if (s.id !== id) continue;
-        s.close(DISCONNECT_CODE, 'disconnected from the dashboard');
-        return true;
-      }
-      return false;
-    };
     app.cluster.handle(CHANNEL, (data: { op?: unknown; id?: unknown }) => {
       if (data?.op === 'snapshot') {
         collector.touchedRemotely();
         return collector.snapshot();
       }
-      if (data?.op === 'disconnect' && actions && typeof data.id === 'number') return disconnect(data.id);
+      if (data?.op === 'disconnect' && actions && typeof data.id === 'number') return disconnectHere(app, data.id);
       throw new Error('dashboard: unknown request');
     });
 
@@ -159,32 +151,7 @@ export function dashboard(options: DashboardOptions = {}) {
       // Nothing to subscribe to: the page gets its view by direct sends.
       subscribe: () => false,
       maxPayloadLength: 1024,
-      events: {
-        disconnect: {
-          handler: async (ws: Socket<{ ip: string }>, data: unknown) => {
-            if (!actions) throw new HttpError(403, 'actions are off (dashboard({ actions: true }) turns them on)', { expose: true });
-            const { worker, id } = (data ?? {}) as { worker?: unknown; id?: unknown };
-            if (!Number.isInteger(worker) || !Number.isInteger(id) || (id as number) < 1)
-              throw new HttpError(400, 'disconnect needs { worker, id }: whole numbers', { expose: true });
-            const workers = app.cluster.workers;
-            if (workers === 0 ? worker !== 0 : (worker as number) < 1 || (worker as number) > workers)
-              throw new HttpError(400, `no worker ${worker} (${workers === 0 ? 'only 0 outside a cluster' : `1 to ${workers}`})`, {
-                expose: true,
-              });
-            let closed: boolean;
-            try {
-              closed =
-                worker === app.worker
-                  ? disconnect(id as number)
-                  : await app.cluster.request<boolean>(worker as number, CHANNEL, { op: 'disconnect', id });
-            } catch (err) {
-              throw new HttpError(503, `worker ${worker} did not answer: ${(err as Error).message}`, { expose: true, cause: err });
-            }
-            app.logger.info({ worker, socket: id, closed, by: ws.data.ip }, 'dashboard: socket disconnected by an operator');
-            return { closed };
-          },
-        },
-      },
+      events: actionEvents(app, actions, CHANNEL),
     });
     app.onClose(() => {
       if (timer !== null) clearInterval(timer);

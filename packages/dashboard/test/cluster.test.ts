@@ -2,26 +2,17 @@
 // memory, event-loop delay each), sums their connections and requests, and disconnects a
 // socket on any worker. The cluster runs in its own process (cluster-server.ts).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { DashboardView } from '../src/index.ts';
-import { client, stats, upgradeStatus } from './helpers.ts';
+import { client, startClusterProcess, stats, upgradeStatus } from './helpers.ts';
 
 const AUTH = { authorization: 'Bearer s3cret' };
 let proc: ChildProcess;
 let port = 0;
 
 before(async () => {
-  proc = spawn(process.execPath, [new URL('./cluster-server.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`cluster did not start: ${out}`)), 30_000);
-    proc.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const m = /"ready":(\d+)/.exec(out);
-      if (m) clearTimeout(timer), resolve(Number(m[1]));
-    });
-  });
+  ({ proc, port } = await startClusterProcess());
 });
 after(() => {
   proc?.kill('SIGTERM');

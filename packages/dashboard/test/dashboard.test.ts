@@ -1,12 +1,12 @@
 // The dashboard over real sockets: who may open it, what its WebSocket sends while a page is
-// open (and that nothing is counted while none is), the opt-in disconnect action, and bad
+// open (and that nothing is counted while none is), the opt-in actions, and bad
 // input on its WebSocket. The page in a real browser: browser.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { App, HttpError } from '@tachyon/server';
+import { App, HttpError, cluster } from '@tachyon/server';
 import { dashboard } from '../src/index.ts';
 import type { DashboardView, WorkerSnapshot } from '../src/index.ts';
-import { client, startApp, stats, upgradeStatus } from './helpers.ts';
+import { client, freePort, startApp, stats, upgradeStatus } from './helpers.ts';
 
 const AUTH = { authorization: 'Bearer s3cret' };
 const auth = (req: { header(name: string): string | undefined }) => req.header('authorization') === AUTH.authorization;
@@ -35,20 +35,31 @@ describe('dashboard options', () => {
 });
 
 describe('who may open it', () => {
-  it('without auth, beyond loopback: the page and the WebSocket are refused (403) and a log line says why', async () => {
-    const lines: { obj: unknown; msg?: string }[] = [];
-    const log = (obj: unknown, msg?: string) => void lines.push({ obj, msg });
-    const s = await startApp({}, '0.0.0.0', { error: log, warn: log, info: () => {}, debug: () => {} });
-    try {
-      const res = await fetch(`${s.base}/_tachyon`);
-      assert.equal(res.status, 403);
-      assert.match(await res.text(), /dashboard disabled: listening on 0\.0\.0\.0 without an auth hook/);
-      assert.equal(await upgradeStatus(portOf(s.base), '/_tachyon/ws'), 403);
-      assert.ok(lines.some((l) => /refusing to serve/.test(l.msg ?? '')));
-      assert.equal((await fetch(`${s.base}/hello`)).status, 200, 'the app itself serves');
-    } finally {
-      await s.close();
-    }
+  it('without auth, beyond loopback: listen() rejects before it binds, naming the fix', async () => {
+    const app = new App();
+    app.get('/hello', () => 'hi');
+    await app.register(dashboard());
+    const port = await freePort();
+    await assert.rejects(
+      app.listen(port, '0.0.0.0'),
+      /dashboard\(\): no auth hook, and the app would listen on 0\.0\.0\.0: give dashboard\(\{ auth \}\), or listen on 127\.0\.0\.1 or ::1 only/,
+    );
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/hello`), 'nothing listens on the port');
+    // Never listening on loopback, the page stays refused (app.request() does not listen).
+    const res = await app.request('/_tachyon');
+    assert.equal(res.status, 403);
+    assert.match(await res.text(), /dashboard disabled: not listening on loopback/);
+    assert.equal((await app.request('/hello')).status, 200, 'the app itself answers');
+    await app.close();
+  });
+
+  it('without auth, a cluster() beyond loopback fails to start (in-process: listen())', async () => {
+    const start = cluster({ workers: 0, port: 0, host: '0.0.0.0', signals: [] }, async () => {
+      const app = new App();
+      await app.register(dashboard());
+      return app;
+    });
+    await assert.rejects(start, /no auth hook, and the app would listen on 0\.0\.0\.0/);
   });
 
   it('without auth on loopback: served, with a strict Content-Security-Policy', async () => {
@@ -188,6 +199,8 @@ describe('actions', () => {
       page.ws.send(JSON.stringify({ type: 'event', event: 'disconnect', data: { worker: 0, id }, ref: 1 }));
       const error = await page.next((m) => m.type === 'error' && m.ref === 1);
       assert.match(error.message, /actions are off/);
+      page.ws.send(JSON.stringify({ type: 'event', event: 'drain', data: { worker: 0 }, ref: 2 }));
+      assert.match((await page.next((m) => m.type === 'error' && m.ref === 2)).message, /actions are off/);
       assert.equal(victim.ws.readyState, WebSocket.OPEN);
       victim.ws.close();
       page.ws.close();
@@ -231,6 +244,17 @@ describe('bad input on the dashboard WebSocket', () => {
       for (const [i, [data, message]] of bad.entries()) {
         page.ws.send(JSON.stringify({ type: 'event', event: 'disconnect', data, ref: 10 + i }));
         const error = await page.next((m) => m.type === 'error' && m.ref === 10 + i);
+        assert.match(error.message, message, JSON.stringify(error));
+      }
+      const badDrains: [unknown, RegExp][] = [
+        [{ worker: 'one' }, /drain needs \{ worker \}: a whole number/],
+        [null, /drain needs \{ worker \}/],
+        [{ worker: 7 }, /no worker 7 \(only 0 outside a cluster\)/],
+        [{ worker: 0 }, /app\.cluster\.drain\(\): this app is not a worker of a cluster\(\) with worker threads/],
+      ];
+      for (const [i, [data, message]] of badDrains.entries()) {
+        page.ws.send(JSON.stringify({ type: 'event', event: 'drain', data, ref: 30 + i }));
+        const error = await page.next((m) => m.type === 'error' && m.ref === 30 + i);
         assert.match(error.message, message, JSON.stringify(error));
       }
       page.ws.send(JSON.stringify({ type: 'event', event: 'drop-tables', ref: 20 }));

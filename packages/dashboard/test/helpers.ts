@@ -1,6 +1,7 @@
 // Test helpers: an app with the dashboard on a real port, and a WebSocket client that records
 // what the server sends (Node's global WebSocket).
-import { connect } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
 import { App, type Logger } from '@tachyon/server';
 import { dashboard, type DashboardOptions } from '../src/index.ts';
 
@@ -94,3 +95,31 @@ export function upgradeStatus(port: number, path: string, headers: Record<string
 }
 
 export const stats = (m: any) => m?.event === 'stats';
+
+/** A port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** cluster-server.ts (2 workers, the dashboard with actions) as its own process; its port once it is ready. */
+export async function startClusterProcess(): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, [new URL('./cluster-server.ts', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`cluster did not start: ${out}`)), 30_000);
+    proc.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const m = /"ready":(\d+)/.exec(out);
+      if (m) clearTimeout(timer), resolve(Number(m[1]));
+    });
+  });
+  return { proc, port };
+}

@@ -10,6 +10,7 @@ export {
   type ListenOptions,
   type MountOptions,
   type RouteDeclaration,
+  type CloseOptions,
   type Server,
 } from './app/app.ts';
 export { Scope, definePlugin, type Plugin, type PluginMeta, type RegisterOptions } from './routing/scope.ts';

@@ -33,6 +33,14 @@ expectType<Equal<typeof server.workers, number>>(true);
 expectType<Equal<typeof server.mode, 'acceptor' | 'reuseport' | 'in-process'>>(true);
 await server.close();
 await server.close({ timeout: 5000 });
+// Draining one worker: from the primary's handle, or app.cluster.drain() in a worker.
+expectType<Equal<ReturnType<ClusterServer['drain']>, Promise<void>>>(true);
+await server.drain(2);
+// @ts-expect-error a worker id is a number
+void server.drain('2');
+expectType<Equal<ReturnType<ClusterCounts['drain']>, Promise<void>>>(true);
+// @ts-expect-error a worker id is a number
+void new App().cluster.drain('1');
 
 // An async factory is fine.
 await cluster({ workers: 2 }, async () => new App());

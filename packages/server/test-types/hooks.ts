@@ -58,6 +58,14 @@ app.addHook('onRoute', (route) => {
   expectType<Equal<typeof route, RouteInfo>>(true);
 });
 app.addHook('onListen', ({ port }) => void port.toFixed());
+app.addHook('onBeforeListen', ({ host, port }) => {
+  expectType<Equal<typeof host, string>>(true);
+  expectType<Equal<typeof port, number>>(true);
+  if (host === '0.0.0.0') throw new Error('loopback only');
+});
+app.addHook('onBeforeListen', async () => {});
+// @ts-expect-error the address is one argument
+app.addHook('onBeforeListen', (_host: string, _port: number) => {});
 app.addHook('onEvent', (ws, event, data) => {
   expectType<Equal<typeof ws, Socket<any>>>(true);
   expectType<Equal<typeof event, string>>(true);

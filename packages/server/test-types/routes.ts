@@ -67,6 +67,9 @@ app.get('/bad2', { bodyLimt: 5 }, () => 1);
 const server = await app.listen(0);
 expectType<Equal<typeof server.port, number>>(true);
 await server.close({ timeout: 1000 });
+await server.close({ restart: true }); // WebSockets get 1012 instead of 1001
+// @ts-expect-error: restart is a boolean
+await server.close({ restart: 1012 });
 // @ts-expect-error: close takes an options object
 await server.close(5);
 

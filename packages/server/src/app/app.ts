@@ -24,8 +24,7 @@ import { describeHttpRoute, type MountInfo, type RouteInfo, type StaticInfo, typ
 import { checkHookFunction } from '../http/hooks.ts';
 import { requestIdHook } from '../http/observe/request-id-hook.ts';
 import { accessLogHook } from '../http/observe/access-log.ts';
-import { emptyWsHooks } from '../realtime/ws-hooks.ts';
-import { isAppLevelHook, type AppHookLists, type AppHooks } from './hooks.ts';
+import { emptyAppHooks, isAppLevelHook, runBeforeListen, runOnListen, type AppHookLists, type AppHooks } from './hooks.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
@@ -57,7 +56,7 @@ export type { AppOptions, ListenOptions } from './options.ts';
 export type { AppHooks, AppLifecycleHooks, RouteDeclaration } from './hooks.ts';
 export type { ClusterCounts } from './cluster-view.ts';
 export type { ClusterMember } from './cluster-member.ts';
-export type { Server } from './server.ts';
+export type { CloseOptions, Server } from './server.ts';
 
 /** Cluster-wide counts, beside the app's local `subscribers()` and `connections`. */
 export interface MountOptions {
@@ -83,7 +82,7 @@ export class App extends Scope<AppHooks> {
   private notFoundHandler: NotFoundHandler | undefined;
   private readonly closeHooks: (() => unknown)[] = [];
   /** App-level hooks (WebSocket and lifecycle); the HTTP ones live on the root scope. */
-  private readonly appHooks: AppHookLists = { ...emptyWsHooks(), onReady: [], onListen: [], onPublish: [], onDeliver: [] };
+  private readonly appHooks: AppHookLists = emptyAppHooks();
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private server: Server | undefined;
@@ -150,7 +149,7 @@ export class App extends Scope<AppHooks> {
     this.member = member;
     this._settings = Object.freeze({ ...this._settings, logger });
     this.hub = hub;
-    Object.assign(this.place, { worker: member.worker, workers: member.workers, hub });
+    Object.assign(this.place, { worker: member.worker, workers: member.workers, hub, drain: member.drain?.bind(member) });
     member.connect(this.requests);
     return this;
   }
@@ -213,7 +212,7 @@ export class App extends Scope<AppHooks> {
 
   /**
    * Adds a lifecycle hook (docs/hooks.md): the HTTP hooks (for every route; scopes take them
-   * for theirs), the WebSocket hooks, and onRoute, onReady, onListen, onClose.
+   * for theirs), the WebSocket hooks, and onRoute, onReady, onBeforeListen, onListen, onClose.
    */
   override addHook<K extends keyof AppHooks & string>(name: K, hook: AppHooks[K]): this {
     if (name === 'onRoute') {
@@ -416,6 +415,7 @@ export class App extends Scope<AppHooks> {
     if (!Number.isInteger(requested) || requested < 0 || requested > 65535) throw new TypeError(`Invalid port ${requested}`);
     if (this.server) throw new Error('This app is already listening');
     const run = await this.startOnce();
+    await runBeforeListen(this.appHooks, host, requested);
     const { socket, port: p } = await listenOn(run.uws, host, requested);
     const server = makeServer(run, socket, host, p);
     this.server = server;
@@ -424,13 +424,7 @@ export class App extends Scope<AppHooks> {
       this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
     }
     this.logger.info(...listeningLog(host, p, this.config.tls !== undefined));
-    for (const hook of this.appHooks.onListen) {
-      try {
-        await hook({ host, port: p });
-      } catch (err) {
-        this.logger.error({ err }, 'onListen hook failed');
-      }
-    }
+    await runOnListen(this.appHooks, host, p, this.logger);
     return server;
   }
 
@@ -444,6 +438,7 @@ export class App extends Scope<AppHooks> {
   async startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
     if (this.server) throw new Error('This app is already started');
     const run = await this.startOnce();
+    await runBeforeListen(this.appHooks, host, port);
     const server = makeServer(run, null, host, port);
     this.server = server;
     return { descriptor: run.uws.getDescriptor(), server };
@@ -485,6 +480,7 @@ export class App extends Scope<AppHooks> {
   async listenShared(port: number, host: string): Promise<Server> {
     if (this.server) throw new Error('This app is already started');
     const run = await this.startOnce();
+    await runBeforeListen(this.appHooks, host, port);
     const { socket } = await listenOn(run.uws, host, port, true);
     this.server = makeServer(run, socket, host, port);
     return this.server;

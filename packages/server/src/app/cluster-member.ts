@@ -30,6 +30,11 @@ export interface ClusterMember {
   readonly keys?: SharedKeys;
   /** Connects the App's request endpoint (app.cluster.request/handle) to the other workers. */
   connect(requests: Rpc): void;
+  /**
+   * app.cluster.drain(): asks the primary to drain worker `worker` (close it, WebSockets with
+   * 1012, and start a fresh one); resolves once the fresh one serves. Absent: this member cannot.
+   */
+  drain?(worker: number): Promise<void>;
   /** metrics(): `collect` is what this worker answers when another one is scraped; returns how to ask the others. */
   linkMetrics(collect: () => Promise<unknown[]>): MetricsGather;
 }

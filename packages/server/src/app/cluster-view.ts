@@ -30,6 +30,15 @@ export interface ClusterCounts {
   request<Reply = unknown>(worker: number, channel: string, data?: unknown, options?: ClusterRequestOptions): Promise<Reply>;
   /** Answers `request(thisWorker, channel, data)` from any worker (one handler per channel). */
   handle<Data = any>(channel: string, handler: ClusterHandler<Data>): void;
+  /**
+   * Restarts worker `worker` without dropping anyone (docs/cluster.md, "Draining a worker"): it
+   * takes no new connection, finishes its in-flight requests, closes its WebSockets with 1012
+   * (clients reconnect, to the other workers), ends, and a fresh worker takes its id. Resolves
+   * once that one serves (called from the drained worker itself: once the drain started).
+   * Rejects outside a cluster, for an unknown id, a worker not serving or already draining,
+   * and for the only worker serving.
+   */
+  drain(worker: number): Promise<void>;
 }
 
 /** Where the App stands: set by app.joinCluster() before the App starts. */
@@ -37,6 +46,8 @@ export interface ClusterPlace {
   worker: number;
   workers: number;
   hub: WsHub;
+  /** The cluster member's drain (absent outside a cluster). */
+  drain?: ((worker: number) => Promise<void>) | undefined;
 }
 
 export function clusterView(place: Readonly<ClusterPlace>, rpc: Rpc): ClusterCounts {
@@ -67,6 +78,15 @@ export function clusterView(place: Readonly<ClusterPlace>, rpc: Rpc): ClusterCou
       if (typeof handler !== 'function') throw new TypeError('app.cluster.handle(): the handler must be a function');
       if (rpc.has(channel)) throw new Error(`app.cluster.handle(): channel "${channel}" already has a handler`);
       rpc.handle(channel, handler);
+    },
+    drain: async (worker: number) => {
+      if (place.workers === 0 || place.drain === undefined)
+        throw new Error('app.cluster.drain(): this app is not a worker of a cluster() with worker threads');
+      if (!Number.isInteger(worker) || worker < 1 || worker > place.workers)
+        throw new RangeError(`app.cluster.drain(): no worker ${String(worker)} (worker ids are 1 to ${place.workers})`);
+      await place.drain(worker).catch((err: Error) => {
+        throw new Error(`app.cluster.drain(): ${err.message}`, { cause: err });
+      });
     },
     subscribers: (topic: string) => place.hub.totalSubscribers(topic),
     get connections() {

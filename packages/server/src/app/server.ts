@@ -6,13 +6,24 @@ import type { WsHub } from '../realtime/hub.ts';
 import { CLOSE_GOING_AWAY } from '../realtime/protocol.ts';
 import type { Settings } from '../core/settings.ts';
 import { pickFreePort } from './free-port.ts';
+import { CLOSE_SERVICE_RESTART } from './abort.ts';
 import { loadUws, type UwsApp, type UwsListenSocket } from '../uws/index.ts';
+
+export interface CloseOptions {
+  /** ms in-flight requests get to finish (default 10 s); the rest are then dropped. */
+  timeout?: number;
+  /**
+   * WebSockets are closed with 1012 (service restart: a client reconnects at once, to another
+   * worker or server) instead of 1001 (going away). What draining one cluster worker uses.
+   */
+  restart?: boolean;
+}
 
 export interface Server {
   readonly port: number;
   readonly host: string;
   /** Stops accepting, lets in-flight requests finish (up to `timeout` ms, default 10 s), then closes every connection. */
-  close(options?: { timeout?: number }): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /** uWS refused the listen socket (address in use or not available). */
@@ -69,18 +80,20 @@ export function makeServer(run: Running, socket: UwsListenSocket | null, host: s
   return {
     port,
     host,
-    close: (options = {}) => (closing ??= shutDown(run, socket, options.timeout ?? 10_000)),
+    close: (options = {}) => (closing ??= shutDown(run, socket, options.timeout ?? 10_000, options.restart === true)),
   };
 }
 
-async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: number): Promise<void> {
+async function shutDown(run: Running, socket: UwsListenSocket | null, timeout: number, restart: boolean): Promise<void> {
   const logger = run.settings.logger;
   const deadline = Date.now() + timeout;
   if (socket !== null) loadUws().us_listen_socket_close(socket);
   run.stopAccepting?.();
   run.settings.state.draining = true;
-  // WebSockets never finish by themselves: ask them to go (1001) while HTTP drains.
-  const sockets = run.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
+  // WebSockets never finish by themselves: ask them to go (1001, or 1012 to come back elsewhere) while HTTP drains.
+  const sockets = restart
+    ? run.hub.closeAll(CLOSE_SERVICE_RESTART, 'Server restarting', timeout)
+    : run.hub.closeAll(CLOSE_GOING_AWAY, 'Server shutting down', timeout);
   // Streams (SSE, res.stream()) never finish by themselves either: end them now.
   run.tracker.endStreams();
   let timer: NodeJS.Timeout | undefined;

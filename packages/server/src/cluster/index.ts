@@ -30,6 +30,11 @@ export interface ClusterServer {
   readonly connections: number;
   /** Stops accepting, lets every worker finish its in-flight requests (up to `timeout` ms), closes WebSockets with 1001. */
   close(options?: { timeout?: number }): Promise<void>;
+  /**
+   * Drains worker `worker` and starts a fresh one in its place, as app.cluster.drain() does
+   * from a worker (docs/cluster.md, "Draining a worker"). Rejects in-process (no worker threads).
+   */
+  drain(worker: number): Promise<void>;
 }
 
 /**
@@ -66,6 +71,7 @@ async function inProcess(o: ResolvedClusterOptions, factory: AppFactory): Promis
       return app.connections;
     },
     close: (options = {}) => server.close({ timeout: options.timeout ?? o.shutdownTimeout }),
+    drain: () => Promise.reject(new Error('cluster: drain() needs worker threads (this cluster runs the app in-process)')),
   };
 }
 
@@ -104,5 +110,6 @@ async function primary(o: ResolvedClusterOptions): Promise<ClusterServer> {
       return pool.openConnections;
     },
     close: (options = {}) => close(options.timeout),
+    drain: (worker) => pool.drain(worker, 0),
   };
 }

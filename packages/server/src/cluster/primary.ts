@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { serveHistory } from './history-exchange.ts';
 import { KeyTable, serveKeys } from './once-exchange.ts';
 import { isRpcMessage, Rpc } from '../core/rpc.ts';
+import { drainRefusal } from './drain.ts';
 import { MemoryHistoryStore } from '../realtime/history/memory.ts';
 import { WORKER_MARK, type FromWorker, type ShareMode, type ToWorker, type WorkerData } from './protocol.ts';
 
@@ -34,6 +35,8 @@ interface Slot {
   lastBeatAt: number;
   restartTimer: NodeJS.Timeout | undefined;
   onClosed: (() => void) | undefined;
+  /** Being drained (drain.ts): out of the acceptor, closing, replaced once closed. */
+  draining: boolean;
 }
 
 export class Primary {
@@ -85,6 +88,7 @@ export class Primary {
         lastBeatAt: 0,
         restartTimer: undefined,
         onClosed: undefined,
+        draining: false,
       });
     }
     this.relay = o.bus === undefined ? undefined : new BrokerRelay(o.bus, o.logger);
@@ -170,7 +174,7 @@ export class Primary {
           resolve();
         } else if (message.type === 'failed') fail(asError(message.error));
         else if (message.type === 'fatal') this.died(slot, worker, asError(message.error), 'uncaught exception', 'abort');
-        else if (message.type === 'closed') slot.onClosed?.();
+        else if (message.type === 'closed' && slot.worker === worker) slot.onClosed?.();
         else if (message.type === 'bytes-put' || message.type === 'bytes-failed') {
           if (slot.worker === worker) this.bytes.note(message);
         }
@@ -179,7 +183,8 @@ export class Primary {
       worker.on('exit', (code) => {
         if (!settled) fail(new Error(`cluster: worker ${slot.id} exited (code ${code}) before it started`));
         else this.died(slot, worker, undefined, `exited with code ${code}`, 'gone');
-        slot.onClosed?.();
+        // Not a drained predecessor's late exit: by then the slot holds its replacement.
+        if (slot.worker === worker || slot.worker === null) slot.onClosed?.();
       });
     });
   }
@@ -201,6 +206,7 @@ export class Primary {
       const others = this.slots.filter((s) => s.ready && s.rpc !== null && s.id !== from).map((s) => ({ id: s.id, rpc: s.rpc! }));
       return gatherMetrics(from, this.o.workers, others, timeout, this.closingStarted);
     });
+    rpc.handle('drain', (target: number, from: number) => this.drain(target, from));
     return rpc;
   }
 
@@ -280,6 +286,51 @@ export class Primary {
         this.restart(slot);
       });
     }, delay);
+  }
+
+  /**
+   * Drains worker `id` (drain.ts) and resolves once its replacement serves; asked by worker
+   * `from` (0: the primary's own code), which, when it is the drained one, hears only that
+   * the drain started: it is closing.
+   */
+  async drain(id: number, from: number): Promise<void> {
+    const refusal = drainRefusal(
+      this.slots.map((s) => ({ id: s.id, serving: s.ready && s.worker !== null, draining: s.draining })),
+      id,
+      this.closing,
+    );
+    if (refusal !== undefined) throw new Error(refusal);
+    const slot = this.slots[id - 1]!;
+    const worker = slot.worker!;
+    slot.draining = true;
+    this.o.logger.info({ worker: id, by: from }, 'draining worker: it closes (WebSockets 1012) and a fresh one takes its place');
+    // Out of the acceptor first, in this thread (the acceptor's): no connection is queued for it from now on.
+    if (slot.descriptor !== undefined) this.acceptor?.remove(slot.descriptor);
+    slot.descriptor = undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const closed = new Promise<void>((resolve) => {
+      slot.onClosed = resolve;
+      // The worker bounds its own drain by the shutdown timeout; this only guards against one that hangs.
+      timer = setTimeout(resolve, this.o.shutdownTimeout + 2000);
+    });
+    this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout });
+    const replaced = closed.then(async () => {
+      clearTimeout(timer);
+      slot.draining = false;
+      if (this.closing) return;
+      // Died while draining: died() logged it and replaces it after the crash backoff.
+      if (slot.worker !== worker) throw new Error(`worker ${id} died while draining; it is restarted as after a crash`);
+      this.retire(slot, worker, 'terminate');
+      slot.crashes = 0;
+      await this.spawn(slot).catch((err: unknown) => {
+        this.o.logger.error({ worker: id, err }, 'drained worker failed to restart');
+        this.restart(slot);
+        throw err;
+      });
+      this.o.logger.info({ worker: id }, 'drained worker replaced');
+    });
+    if (from !== id) return replaced;
+    replaced.catch(() => {}); // logged above; the asking worker is gone by then
   }
 
   private checkStalls(): void {

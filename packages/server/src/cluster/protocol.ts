@@ -33,6 +33,8 @@ export type ToWorker =
   /** This worker's port to the primary's broker relay (relay.ts). */
   | { type: 'relay'; port: MessagePort }
   | { type: 'close'; timeout: number }
+  /** Out of the acceptor to be replaced (drain.ts): close as 'close' does, WebSockets with 1012. */
+  | { type: 'drain'; timeout: number }
   /** Taken out of the acceptor after a fatal error: drop every connection and exit (leave.ts). */
   | { type: 'abort' }
   /** The answer to 'leaving': out of the acceptor; no socket is queued for this worker any more. */

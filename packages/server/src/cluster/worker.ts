@@ -84,6 +84,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       bus.onMessage = (from, message) => requests.receive(from, message);
       bus.onPeerGone = (id) => requests.peerGone(id);
     },
+    drain: (id) => primary.request(0, 'drain', id).then(() => undefined),
     linkMetrics(collect) {
       metrics.provide(collect);
       return (timeout) => metrics.gather(timeout);
@@ -161,9 +162,9 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     } else if (message.type === 'abort') {
       accepting = false; // the primary took it out before sending this
       depart(1);
-    } else if (message.type === 'close') {
-      accepting = false;
-      const closing = server ? server.close({ timeout: message.timeout }) : Promise.resolve();
+    } else if (message.type === 'close' || message.type === 'drain') {
+      accepting = false; // the primary took it out before sending this
+      const closing = server ? server.close({ timeout: message.timeout, restart: message.type === 'drain' }) : Promise.resolve();
       void closing.then(
         () => post({ type: 'closed' }),
         (error: unknown) => post({ type: 'fatal', error }),

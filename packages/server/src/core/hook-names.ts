@@ -2,7 +2,7 @@
 // hooks), listed once. The modules that type and run them (app/hooks.ts, realtime/ws-hooks.ts,
 // realtime/publish-hooks.ts) build their sets from these lists, checked against their types;
 // a scope (routing/scope.ts, which may not import those) names them when it refuses one.
-export const APP_LIFECYCLE_HOOKS = ['onReady', 'onListen', 'onClose'] as const;
+export const APP_LIFECYCLE_HOOKS = ['onReady', 'onBeforeListen', 'onListen', 'onClose'] as const;
 export const WS_HOOKS = ['onUpgrade', 'onUpgradeEnd', 'onOpen', 'onEvent', 'aroundEvent', 'onSocketClose'] as const;
 export const PUBLISH_HOOKS = ['onPublish', 'onDeliver'] as const;
 

@@ -133,6 +133,17 @@ const server = await cluster(
       );
       return { worker: app.worker, replies, missing: missing.map((m) => ({ id: m.id, code: m.error.code, message: m.error.message })) };
     });
+    // drain.test.ts: app.cluster.drain(); `from`: only when this worker is asked (else skipped).
+    app.get('/drain', async (req) => {
+      const target = Number(req.query.worker);
+      if (req.query.from !== undefined && Number(req.query.from) !== app.worker) return { asker: app.worker, skipped: true };
+      try {
+        await app.cluster.drain(target);
+        return { asker: app.worker, drained: target };
+      } catch (err) {
+        return { asker: app.worker, error: (err as Error).message };
+      }
+    });
     app.topic('hist:*', { history: { size: 1000 } }); // history.test.ts: the primary's memory store
     app.topic('kept:*', { history: { size: 3 } }); // history.test.ts: kept() through the primary
     app.get('/topic-stats', async (req) => ({ worker: app.worker, ...(await app.topicStats(String(req.query.topic))) }));
