@@ -1,7 +1,8 @@
 // @tachyon/redis's rate-limit store against a real redis-server: two apps (each with its own
 // store and connection, as two servers would have) enforce one limit; windows expire; reset;
 // prefixes isolate; WebSocket upgrades count across apps; Redis down → requests allowed and
-// logged (fail open), then counted again once Redis is back.
+// logged (fail open), then counted again once Redis is back; Redis frozen → no hit waits
+// longer than `timeout`.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { App, rateLimit } from '@tachyon/server';
@@ -107,9 +108,58 @@ describe('redisRateLimitStore: one limit across servers', () => {
     await waitFor(async () => (await fetch(a.url)).status === 429, 'counting again after the reconnect', 15_000);
   });
 
+  test('Redis frozen (SIGSTOP): a hit fails after `timeout`, the next ones at once, none waits for Redis; counting resumes when it answers', async () => {
+    const errors: string[] = [];
+    const log = (o: unknown, m?: string) => void errors.push(m ?? String(o));
+    const app = new App({ logger: { error: log, warn: log, info: () => {}, debug: () => {} } });
+    const store = redisRateLimitStore({ url: redis.url, prefix: 't5:', timeout: 300 });
+    await store.connect();
+    app.onClose(() => store.close());
+    app.use(rateLimit({ window: 60_000, max: 1, store, onStoreError: 'deny' }));
+    app.get('/', () => 'ok');
+    const url = `http://127.0.0.1:${(await app.listen(0)).port}`;
+    servers.push({ app, url, store, errors });
+    const timed = async () => {
+      const t0 = Date.now();
+      const status = (await fetch(url)).status;
+      return { status, ms: Date.now() - t0 };
+    };
+    assert.equal((await timed()).status, 200);
+    redis.pause();
+    try {
+      const first = await timed();
+      assert.equal(first.status, 503, 'fail closed (deny): the hit timed out');
+      assert.ok(first.ms >= 250 && first.ms < 3000, `the first hit waited for the timeout only (${first.ms} ms)`);
+      assert.equal(store.away, true, 'the store knows Redis does not answer');
+      const next = await Promise.all([timed(), timed(), timed()]);
+      assert.deepEqual(
+        next.map((r) => r.status),
+        [503, 503, 503],
+      );
+      assert.ok(
+        next.every((r) => r.ms < 250),
+        `the next hits failed at once (${next.map((r) => r.ms)} ms)`,
+      );
+    } finally {
+      redis.resume();
+    }
+    await waitFor(() => !store.away, 'Redis answers the PING', 10_000);
+    assert.equal((await timed()).status, 429, 'counting again once Redis answers');
+    assert.ok(
+      errors.some((m) => /rate limit store failed: request refused/.test(m)),
+      'logged',
+    );
+  });
+
   test('bad options throw, naming the option', () => {
     assert.throws(() => redisRateLimitStore({ url: 'http://x' }), /url must be a redis/);
     assert.throws(() => redisRateLimitStore({ prefix: 5 as never }), /prefix/);
     assert.throws(() => redisRateLimitStore({ nope: 1 } as never), /unknown option "nope"/);
+    assert.throws(() => redisRateLimitStore({ timeout: 0 }), /timeout must be a positive integer/);
+    assert.throws(() => redisRateLimitStore({ sentinel: { name: 'm', nodes: [] } }), /sentinel nodes must be a non-empty array/);
+    assert.throws(
+      () => redisRateLimitStore({ url: 'redis://a', sentinel: { name: 'm', nodes: [{ host: 'a', port: 1 }] } }),
+      /give url or sentinel, not both/,
+    );
   });
 });

@@ -34,6 +34,20 @@ interface SessionInfo {
   idle: number;
 }
 
+/** The session event's fields, checked: a stream that gets them wrong fails like a WebSocket that could not open (1006). */
+function sessionInfo(v: unknown): SessionInfo {
+  const i = v as Partial<SessionInfo> | null;
+  if (
+    typeof i?.session !== 'string' ||
+    !Number.isSafeInteger(i.maxPost) ||
+    (i.maxPost as number) < 1 ||
+    typeof i.idle !== 'number' ||
+    !(i.idle >= 0 && i.idle < 2 ** 31)
+  )
+    throw new TypeError('@tachyon/client: malformed session event');
+  return i as SessionInfo;
+}
+
 export class SseSocket implements WebSocketLike {
   readyState = 0;
   binaryType = 'arraybuffer';
@@ -131,10 +145,13 @@ export class SseSocket implements WebSocketLike {
     if (data.length === 0) return null;
     const text = data.join('\n');
     if (name === 'close') {
-      const c = JSON.parse(text) as { code?: number; reason?: string };
-      return { code: c.code ?? 1005, reason: c.reason ?? '' };
+      // A close code and reason as a WebSocket gives them, whatever the stream says (fuzz/targets/fallback-frames.mjs).
+      const c = JSON.parse(text) as { code?: unknown; reason?: unknown } | null;
+      const code = c?.code;
+      const valid = typeof code === 'number' && Number.isInteger(code) && code >= 1000 && code <= 4999;
+      return { code: valid ? code : 1005, reason: typeof c?.reason === 'string' ? c.reason : '' };
     }
-    if (name === 'session') return this.opened(JSON.parse(text) as SessionInfo);
+    if (name === 'session') return this.opened(sessionInfo(JSON.parse(text)));
     if (this.readyState === 1) this.onmessage?.({ data: text });
     return null;
   }
@@ -146,9 +163,12 @@ export class SseSocket implements WebSocketLike {
     this.lastPost = Date.now();
     // The server closes a session that POSTs nothing for its idleTimeout: a ping keeps it alive.
     if (info.idle > 0)
-      this.pinger = setInterval(() => {
-        if (Date.now() - this.lastPost >= info.idle / 2) this.send('{"type":"ping"}');
-      }, info.idle / 4);
+      this.pinger = setInterval(
+        () => {
+          if (Date.now() - this.lastPost >= info.idle / 2) this.send('{"type":"ping"}');
+        },
+        Math.max(info.idle / 4, 250),
+      ); // 250 ms at the least, whatever idle the server says
     this.onopen?.({});
     this.scheduleProbe();
     return null;

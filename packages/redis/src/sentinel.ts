@@ -52,6 +52,9 @@ export function sentinelClient(sentinel: RedisSentinelOptions, client: Omit<Redi
     name: sentinel.name,
     sentinelRootNodes: sentinel.nodes.map((n) => ({ host: n.host, port: n.port })),
     nodeClientOptions: client as never,
+    // The primary's connection errors as 'error' events (PrimaryWatch reads them); else node-redis
+    // reports them only on an event of its internal object that the client does not pass on.
+    passthroughClientErrorEvents: true,
     ...(sentinel.client === undefined ? {} : { sentinelClientOptions: sentinel.client as never }),
   }) as Sentinel;
 }
@@ -84,4 +87,70 @@ export function connectSentinel(
       if (timer !== null) clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Whether the sentinel client's primary answers. node-redis keeps the client "ready" while its
+ * primary is away (commands wait in its rediscovery loop, for the primary or a promoted
+ * replica) and reports the lost connection only as an error event, `Master Client (host:port):
+ * …` (passthroughClientErrorEvents): from that event (or a failover's `reconnecting`) `up` is
+ * false until a PING through the client is answered, which is at once when the primary is back
+ * or a replica promoted. `change` is called on each flip.
+ */
+export class PrimaryWatch {
+  up = false;
+  private readonly s: Sentinel;
+  private readonly delay: (attempt: number) => number;
+  private readonly onError: (err: unknown) => void;
+  private readonly change: () => void;
+  private probing = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  /** `onError`: a failed probe (the owner listens to the client's 'error' events itself). */
+  constructor(s: Sentinel, delay: (attempt: number) => number, onError: (err: unknown) => void, change: () => void) {
+    this.s = s;
+    this.delay = delay;
+    this.onError = onError;
+    this.change = change;
+    s.on('error', (err: unknown) => {
+      if (err instanceof Error && err.message.startsWith('Master Client (')) this.lost();
+    })
+      .on('reconnecting', () => this.lost())
+      .on('ready', () => this.probe(0));
+  }
+
+  /** The primary is away (its connection failed, or the client moves to a promoted replica). */
+  lost(): void {
+    if (this.up) {
+      this.up = false;
+      this.change();
+    }
+    this.probe(0);
+  }
+
+  /** One PING at a time; it waits for a primary, and fails only when no sentinel can name one (retried). */
+  probe(attempt: number): void {
+    if (this.probing || this.stopped || !this.s.isOpen) return;
+    this.probing = true;
+    this.s.sendCommand(undefined, ['PING']).then(
+      () => {
+        this.probing = false;
+        if (this.stopped || this.up) return;
+        this.up = true;
+        this.change();
+      },
+      (err: unknown) => {
+        this.probing = false;
+        if (this.stopped) return;
+        this.onError(err);
+        this.timer = setTimeout(() => this.probe(attempt + 1), this.delay(attempt));
+      },
+    );
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+  }
 }

@@ -7,7 +7,7 @@
 import { createClient, createCluster, type RedisClientType, type RedisClusterType } from '@redis/client';
 import type { BrokerLink, BrokerTransport } from '@tachyon/server';
 import type { RedisBusSettings } from './options.ts';
-import { connectSentinel, sentinelClient, type Sentinel } from './sentinel.ts';
+import { connectSentinel, PrimaryWatch, sentinelClient, type Sentinel } from './sentinel.ts';
 
 /** 100 ms, doubling, at most 5 s, plus up to 20% jitter so servers don't reconnect in step. */
 export function backoff(retries: number): number {
@@ -27,9 +27,8 @@ export class RedisTransport implements BrokerTransport {
   private sub: Client | null = null;
   private cluster: Cluster | null = null;
   private sentinel: Sentinel | null = null;
-  /** Sentinel: the primary answered our last PING, and the client has not moved since. */
-  private primaryUp = false;
-  private probing = false;
+  /** Sentinel: whether its primary answers. */
+  private primary: PrimaryWatch | null = null;
   private connecting: { stop(): void } | null = null;
   /** The sentinel client connected once: from then on it keeps (and replays) our subscriptions. */
   private sentinelOpen = false;
@@ -39,7 +38,7 @@ export class RedisTransport implements BrokerTransport {
   private up = false;
   private closed = false;
   private errors = 0;
-  /** A retry of the cluster's first discovery, or of a sentinel probe. */
+  /** A retry of the cluster's first discovery. */
   private clusterRetry: NodeJS.Timeout | null = null;
 
   constructor(settings: RedisBusSettings) {
@@ -105,44 +104,22 @@ export class RedisTransport implements BrokerTransport {
 
   /**
    * The sentinel client stays "ready" while the primary is away (its commands wait for the
-   * primary, or for the replica the sentinels promote; its connections to the primary report
-   * no error meanwhile): the bus's stall watch is what notices (stallTimeout). When the client
-   * moves to a promoted replica, the bus is down until a PING through it comes back.
+   * primary, or for the replica the sentinels promote): the primary watch (sentinel.ts) tells,
+   * from node-redis's report of the lost connection (so `/readyz` says 503 within
+   * milliseconds of a killed primary, with or without traffic) until a PING through the client
+   * is answered. A primary frozen with its connection open reports nothing: the bus's stall
+   * watch notices that (stallTimeout).
    */
   private openSentinel(socket: NonNullable<RedisBusSettings['client']['socket']>): void {
     const s = (this.sentinel = sentinelClient(this.settings.sentinel!, { ...this.settings.client, socket }));
-    s.on('error', this.onError)
-      .on('reconnecting', () => {
-        // A failover: the primary moves.
-        this.primaryUp = false;
-        this.check();
-      })
-      .on('ready', () => this.probe(0))
-      .on('end', this.check);
+    this.primary = new PrimaryWatch(s, backoff, this.onError, this.check);
+    s.on('error', this.onError).on('end', this.check);
     this.connecting = connectSentinel(s, backoff, this.onError, () => {
       // Unlike a plain client, it refuses (un)subscribes before its first connection: those wait here.
       this.sentinelOpen = true;
       if (this.wanted.size > 0) s.subscribe([...this.wanted], this.listener, true).catch(this.failedSubscribe);
-      this.probe(0);
+      this.primary!.probe(0);
     });
-  }
-
-  private probe(attempt: number): void {
-    if (this.probing || this.closed || !this.sentinel!.isReady) return;
-    this.probing = true;
-    this.sentinel!.sendCommand(undefined, ['PING']).then(
-      () => {
-        this.probing = false;
-        this.primaryUp = true;
-        this.check();
-      },
-      (err: unknown) => {
-        this.probing = false;
-        if (this.closed) return;
-        this.onError(err);
-        this.clusterRetry = setTimeout(() => this.probe(attempt + 1), backoff(attempt));
-      },
-    );
   }
 
   private readonly check = (): void => {
@@ -151,7 +128,7 @@ export class RedisTransport implements BrokerTransport {
       (this.cluster !== null
         ? this.cluster.isReady && this.cluster.masters.every((m) => m.client?.isReady === true)
         : this.sentinel !== null
-          ? this.sentinel.isReady && this.primaryUp
+          ? this.sentinel.isReady && this.primary!.up
           : this.pub!.isReady && this.sub!.isReady);
     if (up === this.up) return;
     this.up = up;
@@ -261,10 +238,11 @@ export class RedisTransport implements BrokerTransport {
     this.closed = true;
     if (this.clusterRetry !== null) clearTimeout(this.clusterRetry);
     this.connecting?.stop();
+    this.primary?.stop();
     const clients = [this.pub, this.sub, this.cluster, this.sentinel].filter((c) => c !== null);
     // close() waits for pending replies when connected; destroy() when it is not.
     // (A sentinel client is "ready" while its primary is away: the PING probe tells.)
-    const answers = (c: (typeof clients)[number]) => (c === this.sentinel ? this.primaryUp : c.isReady);
+    const answers = (c: (typeof clients)[number]) => (c === this.sentinel ? this.primary!.up : c.isReady);
     await Promise.all(clients.map((c) => (answers(c) ? c.close().catch(() => c.destroy()) : Promise.resolve(c.destroy())).catch(() => {})));
     if (this.up) {
       this.up = false;

@@ -11,8 +11,14 @@ app.onClose(() => store.close());
 const connected: Promise<void> = store.connect();
 const options: RedisRateLimitStoreOptions = {};
 redisRateLimitStore(options);
+const viaSentinel = redisRateLimitStore({ sentinel: { name: 'm', nodes: [{ host: 's1', port: 26379 }] }, timeout: 500 });
+const away: boolean = viaSentinel.away;
+// @ts-expect-error timeout is a number of milliseconds
+redisRateLimitStore({ timeout: '1s' });
+// @ts-expect-error sentinel nodes are { host, port }
+redisRateLimitStore({ sentinel: { name: 'm', nodes: ['s1:26379'] } });
 // @ts-expect-error url is a string
 redisRateLimitStore({ url: ['redis://a'] });
 // @ts-expect-error unknown option
 redisRateLimitStore({ window: 5 });
-void [asStore, connected];
+void [asStore, connected, away];

@@ -63,6 +63,6 @@ test('redisHistory() and redisRateLimitStore() refuse unknown options, with the 
     message: 'redisRateLimitStore(): unknown option "clint" (did you mean "client"?)',
   });
   assert.throws(() => redisRateLimitStore({ window: 1 } as never), {
-    message: 'redisRateLimitStore(): unknown option "window" (known: url, prefix, client)',
+    message: 'redisRateLimitStore(): unknown option "window" (known: url, sentinel, prefix, client, timeout)',
   });
 });
