@@ -236,6 +236,10 @@ export const QUICK = {
 /** `--smoke`: every scenario, the reference and the framework. */
 export const SMOKE = { peers: ['uws', 'tachyon', 'tachyon-coalesced'] };
 
+// Peers that serve tachyon.mjs's own /fanout route (the OpenTelemetry peers are tachyon.mjs
+// with the plugin: their event and publish spans are what bench/instructions.mjs prices there).
+const TACHYON_FANOUT = new Set(['tachyon', 'tachyon-coalesced', 'tachyon-otel', 'tachyon-otel-off']);
+
 /** The wire protocol a peer speaks on the WebSocket scenarios (bench/loadgen --protocol) and its URL path. */
 export function wsTarget(peer, scenario) {
   const mode = SCENARIOS[scenario].mode;
@@ -243,9 +247,7 @@ export function wsTarget(peer, scenario) {
   // Raw fan-out peers forward what they receive: the loadgen sends them Tachyon's delivery
   // envelope (--envelope), so every uWS-class peer delivers the same bytes as Tachyon.
   if (mode === 'fanout')
-    return peer === 'tachyon' || peer === 'tachyon-coalesced'
-      ? { protocol: 'tachyon', path: '/fanout' }
-      : { protocol: 'raw', path: '/fanout', envelope: true };
+    return TACHYON_FANOUT.has(peer) ? { protocol: 'tachyon', path: '/fanout' } : { protocol: 'raw', path: '/fanout', envelope: true };
   return { protocol: 'raw', path: '/echo' };
 }
 
