@@ -176,6 +176,21 @@ describe('redisIdempotency(): a retried request runs once across servers', () =>
     }
   });
 
+  test('a frozen Redis (SIGSTOP): the claim gives up after the timeout and runs here; its command drains once Redis answers', async () => {
+    const live = await client();
+    redis.pause();
+    try {
+      const started = Date.now();
+      assert.deepEqual(await live.request('pay', { id: 'frozen', ms: 0 }, { retries: 1, timeout: 5000 }), { server: 'a', id: 'frozen' });
+      assert.ok(Date.now() - started >= 450, 'after the store timeout (500 ms)');
+      assert.deepEqual(ranFor('frozen'), ['a']);
+      assert.equal(a.store.stats().pending, 1, 'the claim is still unanswered, counted against maxPending');
+    } finally {
+      redis.resume();
+    }
+    await waitFor(() => a.store.stats().pending === 0, 'answered once Redis runs again');
+  });
+
   test("Redis down: whenDown 'run' runs the handler here and logs; 'refuse' answers UNAVAILABLE and runs nothing", async () => {
     const strict = await server('strict', redis, { whenDown: 'refuse' });
     try {

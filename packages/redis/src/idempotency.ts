@@ -54,6 +54,12 @@ return 0`;
 
 const FIRST_POLL = 20;
 const MAX_POLL = 500;
+/**
+ * Commands sent and not answered. A frozen Redis keeps its connection open and answers
+ * nothing: node-redis holds each command until it does (the timeout only stops our wait), so
+ * past this many a claim fails at once instead of growing memory with the rate of keyed frames.
+ */
+const MAX_PENDING = 10_000;
 
 /** A key this server runs: its "running" value and when it was claimed. */
 interface Running {
@@ -75,6 +81,7 @@ export class RedisIdempotencyStore implements SharedKeys {
   private readonly running = new Map<string, Running>();
   private renewTimer: NodeJS.Timeout | null = null;
   private waiting = 0;
+  private pending = 0;
   private closed = false;
   private failures = 0;
   private logger: Logger = silentLogger;
@@ -118,9 +125,9 @@ export class RedisIdempotencyStore implements SharedKeys {
     return this.conn.open();
   }
 
-  /** Keys this server runs now, and resends waiting for another server's outcome (tests, metrics). */
-  stats(): { connected: boolean; running: number; waiting: number } {
-    return { connected: this.conn.ready, running: this.running.size, waiting: this.waiting };
+  /** Keys this server runs now, resends waiting for another server's outcome, commands Redis has not answered (tests, metrics). */
+  stats(): { connected: boolean; running: number; waiting: number; pending: number } {
+    return { connected: this.conn.ready, running: this.running.size, waiting: this.waiting, pending: this.pending };
   }
 
   async claim(scope: string, key: string, limits: KeyLimits): Promise<KeyOutcome | null> {
@@ -203,12 +210,15 @@ export class RedisIdempotencyStore implements SharedKeys {
   private async command(args: string[]): Promise<unknown> {
     if (this.closed) throw new Error('redis idempotency: closed');
     if (!this.conn.ready && !(await this.conn.firstConnect(this.timeout))) throw new Error('redis idempotency: not connected to Redis');
+    if (this.pending >= MAX_PENDING) throw new Error(`redis idempotency: ${this.pending} commands unanswered by Redis`);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`redis idempotency: no answer from Redis within ${this.timeout} ms`)), this.timeout);
     });
+    this.pending++;
+    const sent = this.conn.send(args).finally(() => this.pending--);
     try {
-      return await Promise.race([this.conn.send(args), late]);
+      return await Promise.race([sent, late]);
     } finally {
       clearTimeout(timer);
     }

@@ -8,7 +8,7 @@ const app = new App();
 app.ws('/live', { idempotency: { window: 60_000, keys: 1000, store: keys } });
 app.onClose(() => keys.close());
 const connected: Promise<void> = keys.connect();
-const stats: { connected: boolean; running: number; waiting: number } = keys.stats();
+const stats: { connected: boolean; running: number; waiting: number; pending: number } = keys.stats();
 const options: RedisIdempotencyOptions = { sentinel: { name: 'm', nodes: [{ host: 'h', port: 26379 }] } };
 redisIdempotency(options);
 // @ts-expect-error whenDown is 'run' or 'refuse'
