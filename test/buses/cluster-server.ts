@@ -3,7 +3,7 @@
 // gives the bus to cluster() (the primary relays), MODE=both gives both (refused), HISTORY=memory declares a
 // history topic on the default memory store (refused with a broker), PRESENCE=1 presence on p:*. KIND=redis|nats, URL, WORKERS. The primary
 // prints `{ "ready": port }` and answers { op: 'stats' } over IPC with its relay bus's counters;
-// the workers answer WebSocket requests (who, pub, crash, stats, counts, heard: META=1's deliveries).
+// the workers answer WebSocket requests (who, pub, ask: app.requestAll, crash, stats, counts, heard: META=1's deliveries).
 import { threadId } from 'node:worker_threads';
 // From the source, like workerStats() below (one module instance); the broker buses come from
 // the packages and are used through the Bus interface.
@@ -65,6 +65,13 @@ const server = await cluster(
             }, d.every);
             timers.add(timer);
             return true;
+          },
+        },
+        // app.requestAll(topic, 'ack', data) from this worker: the replies, and the missing with their codes.
+        ask: {
+          handler: async (_socket, d: any) => {
+            const r = await app.requestAll(d.topic, 'ack', d.data, { timeout: d.timeout });
+            return { replies: r.replies, missing: r.missing.map((m) => ({ id: m.id, code: m.error.code })) };
           },
         },
         crash: {

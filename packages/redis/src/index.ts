@@ -21,3 +21,4 @@ export function redisBus(options: RedisBusOptions = {}): BrokerBus {
 }
 export { redisRateLimitStore, RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.ts';
 export { redisHistory, RedisHistoryStore, type RedisHistoryOptions, type RedisHistoryStats } from './history.ts';
+export { redisIdempotency, RedisIdempotencyStore, type RedisIdempotencyOptions } from './idempotency.ts';

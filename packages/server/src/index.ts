@@ -103,6 +103,8 @@ export type { PublishOptions } from './realtime/hub.ts';
 export type { TopicStats } from './realtime/topic-stats.ts';
 export type { RequestAllResult } from './realtime/request-all.ts';
 export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
+export type { IdempotencyOptions, KeyOutcome, SharedKeys } from './realtime/once.ts';
+export type { KeyLimits } from './core/key-window.ts';
 export type { FallbackOptions } from './realtime/fallback/options.ts';
 export type { WsRateLimit } from './realtime/rate-limit.ts';
 export type { TopicOptions, ResolvedTopicOptions } from './realtime/topics/index.ts';

@@ -25,14 +25,20 @@ export interface RequestAllPlace {
   readonly hub: WsHub;
 }
 
-/** The start of this worker's socket ids: `"<server>:<worker>:"` with a broker bus, else `"<worker>:"`. */
-const idPrefix = (place: RequestAllPlace, bus: Bus | undefined) =>
-  bus?.server === undefined ? `${place.worker}:` : `${bus.server}:${place.worker}:`;
+/**
+ * The bus to the other servers: the App's own, else its hub's (in a cluster() whose primary
+ * relays to a broker, the worker's thread bus asks through the relay).
+ */
+const serversBus = (place: RequestAllPlace, bus: Bus | undefined): Bus => bus ?? place.hub.bus;
 
-/** Answers the other workers' requestAll with this worker's subscribers. */
+/** The start of this worker's socket ids: `"<server>:<worker>:"` with a broker bus, else `"<worker>:"`. */
+const idPrefix = (place: RequestAllPlace, bus: Bus) => (bus.server === undefined ? `${place.worker}:` : `${bus.server}:${place.worker}:`);
+
+/** Answers the other workers' (and the relay's) requestAll with this worker's subscribers. */
 export function serveRequestAll(rpc: Rpc, place: RequestAllPlace, bus: Bus | undefined): void {
   rpc.handle(REQUEST_ALL_CHANNEL, async (ask: BusAsk): Promise<BusAnswer> => {
-    const own = await place.hub.requestAll(ask.topic, ask.event, ask.data, { timeout: ask.timeout }, idPrefix(place, bus));
+    const prefix = idPrefix(place, serversBus(place, bus));
+    const own = await place.hub.requestAll(ask.topic, ask.event, ask.data, { timeout: ask.timeout }, prefix);
     return toBusAnswer(own);
   });
 }
@@ -53,9 +59,10 @@ export function requestAllWorkers<Reply>(
   data: unknown,
   options: SocketRequestOptions | undefined,
 ): Promise<RequestAllResult<Reply>> {
+  const far = serversBus(place, bus);
   // Checks the arguments: a bad one throws here, synchronously, as in one process.
-  const local = place.hub.requestAll<Reply>(topic, event, data, options, idPrefix(place, bus));
-  const servers = bus?.askAll !== undefined;
+  const local = place.hub.requestAll<Reply>(topic, event, data, options, idPrefix(place, far));
+  const servers = far.askAll !== undefined;
   if (place.workers <= 1 && !servers) return local;
   const timeout = requestTimeout(options);
   // As JSON sees it (toJSON applied), not as a structured clone would copy it: the other
@@ -73,7 +80,7 @@ export function requestAllWorkers<Reply>(
       }),
     );
   }
-  const remote = servers ? bus.askAll!(ask) : Promise.resolve([]);
+  const remote = servers ? far.askAll!(ask) : Promise.resolve([]);
   return Promise.all([local, Promise.all(others), remote]).then(([mine, theirs, far]) => {
     const result: RequestAllResult<Reply> = { replies: [...mine.replies], missing: [...mine.missing] };
     for (const answer of [...theirs, ...far]) if (answer !== null) mergeAnswer(result, answer, event);

@@ -7,9 +7,10 @@
 // serveKeys() on the primary, WorkerKeys in each worker, over the worker's port (core/rpc.ts).
 import { KeyWindow } from '../core/key-window.ts';
 import type { Rpc } from '../core/rpc.ts';
-import type { CompiledIdempotency, KeyOutcome, SharedKeys } from '../realtime/once.ts';
+import type { KeyLimits } from '../core/key-window.ts';
+import type { KeyOutcome, SharedKeys } from '../realtime/once.ts';
 
-type Claim = { scope: string; key: string; limits: CompiledIdempotency };
+type Claim = { scope: string; key: string; limits: KeyLimits };
 type Settle = { scope: string; key: string; outcome: KeyOutcome };
 
 interface Entry {
@@ -76,7 +77,7 @@ export class WorkerKeys implements SharedKeys {
     this.primary = primary;
   }
 
-  claim(scope: string, key: string, limits: CompiledIdempotency): Promise<KeyOutcome | null> {
+  claim(scope: string, key: string, limits: KeyLimits): Promise<KeyOutcome | null> {
     return this.primary.request(0, 'once-claim', {
       scope,
       key,

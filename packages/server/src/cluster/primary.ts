@@ -122,6 +122,7 @@ export class Primary {
       heartbeatEvery: this.heartbeatEvery,
       processId: this.processId,
       relay: this.relay !== undefined,
+      server: this.relay?.server,
     };
     const worker = new Worker(this.entry, { workerData: { [WORKER_MARK]: data } });
     const rpc = this.connect(worker, slot.id);

@@ -25,6 +25,8 @@ export interface WorkerData {
   processId: Uint8Array;
   /** The primary relays to a broker (cluster({ bus })): a 'relay' port follows. */
   relay: boolean;
+  /** With relay: the relay bus's name for this process in app.requestAll() ids. */
+  server?: string | undefined;
 }
 
 export type ToWorker =

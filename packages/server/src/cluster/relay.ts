@@ -6,10 +6,13 @@
 // subscribers of it) and fans what the broker delivers out to the interested workers only,
 // batched per event-loop turn. Workers still reach each other directly through the mesh: the
 // relay never carries worker-to-worker traffic, and the broker echo of this process's own
-// publishes is dropped by the broker bus (its origin).
+// publishes is dropped by the broker bus (its origin). app.requestAll() asks cross the relay
+// both ways as requests on the same ports (relay-request-all.ts).
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from '../core/logger.ts';
+import { Rpc } from '../core/rpc.ts';
 import type { Bus, BusMessage, BusMeta } from '../realtime/bus/index.ts';
+import { askWorkers, serveAsks } from './relay-request-all.ts';
 import { COUNT, portable, PUBLISH, PUBLISH_META, queuePublish, READY } from './thread-bus.ts';
 
 /** How often the other servers' counts and the broker's readiness are passed on to the workers (ms). */
@@ -20,6 +23,8 @@ interface Member {
   /** This worker's subscribers per topic (above zero only). */
   readonly counts: Map<string, number>;
   queue: unknown[];
+  /** app.requestAll() asks with this worker, both ways. */
+  readonly rpc: Rpc;
 }
 
 export class BrokerRelay {
@@ -46,17 +51,31 @@ export class BrokerRelay {
     await this.bus.start((topic, message, isBinary, meta) => this.fromBroker(topic, message, isBinary, meta), {
       logger: this.logger,
       localSubscribers: (topic) => this.totals.get(topic) ?? 0,
+      requestAll: (ask) =>
+        askWorkers(
+          Array.from(this.members, ([id, m]) => [id, m.rpc]),
+          ask,
+          this.logger,
+        ),
     });
     this.timer = setInterval(() => this.share(), SHARE_EVERY);
     this.timer.unref();
   }
 
+  /** Names this process in app.requestAll() ids (the broker bus's), passed to the workers. */
+  get server(): string | undefined {
+    return this.bus.server;
+  }
+
   /** A worker (re)started: its end of the relay's port. It sends its counts first. */
   attach(id: number, port: MessagePort): void {
     this.detach(id);
-    const member: Member = { port, counts: new Map(), queue: [] };
+    const rpc = new Rpc(0, (_to, message) => (port.postMessage(message), true));
+    serveAsks(rpc, this.bus.askAll?.bind(this.bus));
+    const member: Member = { port, counts: new Map(), queue: [], rpc };
     this.members.set(id, member);
-    port.on('message', (batch: unknown[]) => this.fromWorker(member, batch));
+    // Arrays are batches (thread-bus.ts); anything else is a request or a reply.
+    port.on('message', (batch: any) => (Array.isArray(batch) ? this.fromWorker(member, batch) : rpc.receive(id, batch)));
     port.unref();
     member.queue.push(READY, this.ready);
     for (const [topic, count] of this.remote) member.queue.push(COUNT, topic, count);
@@ -69,6 +88,7 @@ export class BrokerRelay {
     if (member === undefined) return;
     this.members.delete(id);
     member.port.close();
+    member.rpc.close(); // an ask waiting for it goes on without it
     for (const [topic, count] of member.counts) this.adjust(topic, -count);
   }
 

@@ -13,7 +13,7 @@
 // broker connection and is one more peer, the relay (addRelay(): it gets every publish and
 // this worker's counts, and sends back the broker's messages and the other servers' counts).
 import type { MessagePort } from 'node:worker_threads';
-import type { Bus, BusDelivery, BusHost, BusMessage, BusMeta } from '../realtime/bus/index.ts';
+import type { Bus, BusAnswer, BusAsk, BusDelivery, BusHost, BusMessage, BusMeta } from '../realtime/bus/index.ts';
 
 /** Messages at least this long are copied once into shared memory when several workers get them. */
 export const SHARE_THRESHOLD = 1024;
@@ -60,6 +60,10 @@ export class ThreadBus implements Bus {
   onMessage: ((from: number, message: any) => void) | undefined;
   /** A worker's ports went away (it died, restarts or left). */
   onPeerGone: ((id: number) => void) | undefined;
+  /** With the primary relaying: app.requestAll() on the other servers, through it (relay-request-all.ts). */
+  askAll: ((ask: BusAsk) => Promise<BusAnswer[]>) | undefined;
+  /** With the primary relaying: its broker bus's name for this process in requestAll ids. */
+  server: string | undefined;
 
   /** This worker's id (1-based), its slot in `connectionSlots`. */
   readonly id: number;
@@ -139,12 +143,12 @@ export class ThreadBus implements Bus {
   }
 
   /**
-   * Posts `message` (not an array: those are batches) to worker `to` now, after what is queued
+   * Posts `message` (not an array: those are batches) to worker `to` (0: the relay) now, after what is queued
    * for it (so it arrives after this worker's earlier publishes); false without a port to it.
    * Throws what postMessage throws (a DataCloneError), having sent nothing of `message`.
    */
   message(to: number, message: object): boolean {
-    const peer = this.peers.get(to);
+    const peer = to === RELAY ? this.relay : this.peers.get(to);
     if (peer === undefined) return false;
     send(peer);
     peer.port.postMessage(message);

@@ -13,6 +13,7 @@ import { WorkerByteStore } from './static-bytes.ts';
 import { WorkerMetrics } from './metrics-exchange.ts';
 import { WorkerHistoryStore } from './history-exchange.ts';
 import { WorkerKeys } from './once-exchange.ts';
+import { askThroughRelay } from './relay-request-all.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
 import { installExit, leave, RELEASE_TIMEOUT } from './leave.ts';
 
@@ -83,6 +84,11 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       requests.connect(data.id, (to, message) => bus.message(to, message));
       bus.onMessage = (from, message) => requests.receive(from, message);
       bus.onPeerGone = (id) => requests.peerGone(id);
+      // The primary relays: app.requestAll() reaches the other servers through it.
+      if (data.relay) {
+        bus.server = data.server;
+        bus.askAll = (ask) => askThroughRelay(requests, ask);
+      }
     },
     drain: (id) => primary.request(0, 'drain', id).then(() => undefined),
     linkMetrics(collect) {

@@ -5,6 +5,8 @@
 // KeyWindow per route (core/key-window.ts: arrival order, bounded, the oldest dropped first).
 // In a cluster() the workers share the keys through the primary (SharedKeys,
 // cluster/once-exchange.ts): a new key is claimed there first, so a resend that lands on another worker waits for, or gets, the first worker's outcome.
+// Across servers, a route's `idempotency.store` (redisIdempotency() from @tachyon/redis) is
+// the SharedKeys instead: every process claims in Redis.
 import { KeyWindow, type KeyLimits } from '../core/key-window.ts';
 import type { Logger } from '../core/logger.ts';
 import { errorFrame } from './protocol.ts';
@@ -15,9 +17,17 @@ export interface IdempotencyOptions {
   window?: number;
   /** Most keys remembered per route; past it the oldest is forgotten (default 10 000). */
   keys?: number;
+  /**
+   * Keys shared by every server (and worker) that may see a client's resends: a resend that
+   * reconnects to another server gets the first outcome too. `redisIdempotency({ url })` from
+   * @tachyon/redis. Default: this process's memory (the cluster's primary in a cluster()).
+   */
+  store?: SharedKeys;
 }
 
-export type CompiledIdempotency = KeyLimits;
+export interface CompiledIdempotency extends KeyLimits {
+  store: SharedKeys | null;
+}
 
 /** The first outcome of a key: the answer frame and the ref it carries. */
 export interface KeyOutcome {
@@ -26,14 +36,25 @@ export interface KeyOutcome {
 }
 
 /**
- * Keys shared by the processes that may see one client's resends (the workers of a cluster()):
- * implemented in cluster/, lent to the hub by the App. `scope` names the route.
+ * Keys shared by the processes that may see one client's resends: the workers of a cluster()
+ * (cluster/once-exchange.ts, lent to the hub by the App), or every server (a route's
+ * `idempotency.store`). `scope` names the route.
  */
 export interface SharedKeys {
-  /** Null: this process runs the key (it claimed it); else the first outcome, once it exists (it waits while another runs it). */
-  claim(scope: string, key: string, limits: CompiledIdempotency): Promise<KeyOutcome | null>;
+  /**
+   * Null: this process runs the key (it claimed it); else the first outcome, once it exists
+   * (it waits while another runs it). A rejection: the keys cannot be reached (see `whenDown`).
+   */
+  claim(scope: string, key: string, limits: KeyLimits): Promise<KeyOutcome | null>;
   /** The handler of a key this process claimed settled: its outcome, for the other processes. */
   settle(scope: string, key: string, outcome: KeyOutcome): void;
+  /**
+   * What a claim that fails means: `'run'` (default) runs the handler here, once per key on
+   * this server still, and logs; `'refuse'` runs nothing and answers `UNAVAILABLE`.
+   */
+  readonly whenDown?: 'run' | 'refuse';
+  /** Optional: the app's logger, handed over when a route with this store is compiled. */
+  useLogger?(logger: Logger): void;
 }
 
 /** Sends a protocol answer to a socket (control.ts's `answer`: corked when `async`, nothing once closed). */
@@ -57,12 +78,17 @@ interface Run {
 }
 
 export function checkIdempotency(o: IdempotencyOptions | undefined, fail: (msg: string) => never): CompiledIdempotency {
-  if (o !== undefined && (typeof o !== 'object' || o === null)) fail('idempotency must be { window?, keys? }');
+  if (o !== undefined && (typeof o !== 'object' || o === null)) fail('idempotency must be { window?, keys?, store? }');
   const window = o?.window ?? 60_000;
   const keys = o?.keys ?? 10_000;
   if (!Number.isInteger(window) || window < 1 || window > 86_400_000) fail('idempotency.window must be an integer from 1 to 86400000 ms');
   if (!Number.isInteger(keys) || keys < 1 || keys > 1_000_000) fail('idempotency.keys must be an integer from 1 to 1000000');
-  return { window, keys };
+  const store = o?.store ?? null;
+  if (store !== null && (typeof store !== 'object' || typeof store.claim !== 'function' || typeof store.settle !== 'function'))
+    fail('idempotency.store must be a key store with claim() and settle(), e.g. redisIdempotency({ url }) from @tachyon/redis');
+  if (store?.whenDown !== undefined && store.whenDown !== 'run' && store.whenDown !== 'refuse')
+    fail("idempotency.store.whenDown must be 'run' or 'refuse'");
+  return { window, keys, store };
 }
 
 /**
@@ -77,6 +103,8 @@ export class OnceWindow {
   private readonly answer: Answer;
   private readonly log: Logger;
   private readonly shared: { keys: SharedKeys; scope: string } | null;
+  /** Claims that failed (the shared keys unreachable): logged on the 1st, 2nd, 4th... */
+  private failed = 0;
 
   constructor(options: CompiledIdempotency, answer: Answer, log: Logger, shared: { keys: SharedKeys; scope: string } | null = null) {
     this.options = options;
@@ -129,7 +157,8 @@ export class OnceWindow {
     const shared = this.shared;
     if (shared === null) return run(settle);
     // Claimed in the cluster first; whatever follows runs outside the uWS callback (corked answers).
-    shared.keys.claim(shared.scope, key, this.options).then(
+    const { window, keys } = this.options;
+    shared.keys.claim(shared.scope, key, { window, keys }).then(
       (outcome) => {
         if (outcome !== null) return settle(s, withRef(outcome.text, outcome.ref, ref), true);
         run((first, text) => {
@@ -138,8 +167,19 @@ export class OnceWindow {
         });
       },
       (err: unknown) => {
-        this.log.warn({ err, key }, 'websocket: the cluster could not claim an idempotency key; running it here');
-        run((first, text) => settle(first, text, true));
+        const refuse = shared.keys.whenDown === 'refuse';
+        const n = ++this.failed;
+        if ((n & (n - 1)) === 0)
+          this.log.warn(
+            { err, key, failed: n },
+            refuse
+              ? 'websocket: the shared idempotency keys cannot be reached; keyed events refused (UNAVAILABLE)'
+              : 'websocket: the shared idempotency keys cannot be reached; keyed events run here',
+          );
+        if (!refuse) return run((first, text) => settle(first, text, true));
+        // Nothing ran: the key is forgotten here, so a later resend tries again.
+        this.runs.delete(key);
+        settle(s, errorFrame(ref, 'UNAVAILABLE', 'the idempotency store cannot be reached: not run, try again'), true);
       },
     );
   }

@@ -57,7 +57,15 @@ export function directEnvelope(event: string, json: string | undefined): string 
   return json === undefined ? `{"event":"${event}"}` : `{"event":"${event}","data":${json}}`;
 }
 
-export type ErrorCode = 'BAD_FRAME' | 'UNKNOWN_EVENT' | 'VALIDATION' | 'HANDLER_ERROR' | 'RATE_LIMITED' | 'DENIED' | 'NO_PRESENCE';
+export type ErrorCode =
+  | 'BAD_FRAME'
+  | 'UNKNOWN_EVENT'
+  | 'VALIDATION'
+  | 'HANDLER_ERROR'
+  | 'RATE_LIMITED'
+  | 'DENIED'
+  | 'NO_PRESENCE'
+  | 'UNAVAILABLE';
 
 const ref = (r: number | undefined) => (r === undefined ? '' : `,"ref":${r}`);
 

@@ -96,7 +96,10 @@ function compileBehavior(
     maxPendingRequests: limits.maxPendingRequests,
     route: spec.pattern.path,
   };
-  const shared = hub.sharedKeys === null ? null : { keys: hub.sharedKeys, scope: spec.pattern.path };
+  // The route's own store (shared by every server) over the cluster's keys (its primary).
+  const keys = limits.idempotency.store ?? hub.sharedKeys;
+  keys?.useLogger?.(log);
+  const shared = keys === null ? null : { keys, scope: spec.pattern.path };
   const control = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared);
   const aroundEvent = hooks.aroundEvent;
 
