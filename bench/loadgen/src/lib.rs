@@ -9,6 +9,7 @@ pub mod echo;
 pub mod fanout;
 pub mod frame;
 pub mod game;
+mod game_loop;
 pub mod handshake;
 pub mod http;
 pub mod json;
