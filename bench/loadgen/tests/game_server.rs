@@ -11,11 +11,12 @@ use std::time::Duration;
 use loadgen::common::Common;
 use loadgen::frame::{encode_frame, Decoder, Event, OP_CLOSE, OP_PING, OP_TEXT};
 use loadgen::game::{self, GameConfig};
-use loadgen::handshake::{accept_key, head_end};
 use loadgen::json::{self, J};
 use loadgen::proto::{self, Protocol, TachyonIn};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
+
+mod common;
 
 static NEXT_PLAYER: AtomicU64 = AtomicU64::new(1);
 /// Pongs the clients sent back for the server's WebSocket ping.
@@ -28,31 +29,16 @@ fn text(out: &mut Vec<u8>, s: &str) {
 
 /// `close_after`: close the WebSocket (code 4000) after that many keystrokes.
 async fn serve(mut s: TcpStream, close_after: Option<u64>) -> std::io::Result<()> {
-    let mut head = Vec::new();
-    let end = loop {
-        if let Some(e) = head_end(&head) {
-            break e;
-        }
-        head.reserve(1024);
-        if s.read_buf(&mut head).await? == 0 {
-            return Ok(());
-        }
-    };
-    let req = String::from_utf8_lossy(&head[..end]).into_owned();
+    let Some((req, rest)) = common::read_head(&mut s).await? else { return Ok(()) };
     if req.starts_with("GET /api/pvp/matchmake") {
         let body = format!("{{\"roomCode\":\"{ROOM}\"}}");
         let resp = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
         return s.write_all(resp.as_bytes()).await;
     }
-    let key = req
-        .lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("sec-websocket-key")).map(|(_, v)| v.trim().to_string()))
-        .expect("client sent a key");
-    let resp = format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n", accept_key(&key));
-    s.write_all(resp.as_bytes()).await?;
+    common::upgrade(&mut s, &req).await?;
     let you = NEXT_PLAYER.fetch_add(1, Ordering::Relaxed);
     let mut dec = Decoder::new(16 * 1024);
-    dec.feed(&head[end..]);
+    dec.feed(&rest);
     let mut out = Vec::new();
     let mut typed = 0u64;
     loop {
@@ -107,17 +93,7 @@ async fn serve(mut s: TcpStream, close_after: Option<u64>) -> std::io::Result<()
 }
 
 async fn server(close_after: Option<u64>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let (s, _) = listener.accept().await.unwrap();
-            tokio::spawn(async move {
-                let _ = serve(s, close_after).await;
-            });
-        }
-    });
-    port
+    common::listen(move |s| serve(s, close_after)).await
 }
 
 fn config(port: u16) -> GameConfig {
