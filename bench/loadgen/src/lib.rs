@@ -10,6 +10,7 @@ pub mod fanout;
 pub mod frame;
 pub mod game;
 mod game_loop;
+mod game_player;
 pub mod handshake;
 pub mod http;
 pub mod json;
