@@ -10,16 +10,19 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::os::fd::AsRawFd;
+use std::pin::Pin;
 use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest, Ready};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Sleep;
 
-use crate::frame::{self, Decoder, Event, OP_PONG, OP_TEXT};
+use crate::frame::{Decoder, Event, OP_PONG, OP_TEXT};
 use crate::handshake;
+use crate::outbuf::OutBuf;
 use crate::proto::{self, Eio, Protocol, TachyonIn};
-use crate::{race, sleep_until_opt, Either, Rng};
+use crate::{race, Either, Rng};
 
 /// Where to connect: the resolved address, the Host header and the request path.
 #[derive(Debug, Clone)]
@@ -81,10 +84,10 @@ pub fn parse_sources(s: &str) -> Result<Vec<IpAddr>, String> {
 /// The write side: an output buffer of encoded (masked) frames and the socket.
 pub struct Io {
     pub stream: TcpStream,
-    out: Vec<u8>,
-    out_pos: usize,
-    pub rng: Rng,
+    pub out: OutBuf,
     scratch: Vec<u8>,
+    /// The deadline timer of `wait`, and its deadline.
+    timer: Option<(Instant, Pin<Box<Sleep>>)>,
 }
 
 /// What woke a connection up.
@@ -98,8 +101,7 @@ pub enum Wake {
 impl Io {
     /// Queue one masked frame.
     pub fn send(&mut self, opcode: u8, payload: &[u8]) {
-        let mask = self.rng.mask();
-        frame::encode_frame(&mut self.out, true, opcode, payload, Some(mask));
+        self.out.frame(opcode, payload);
     }
 
     /// Queue one masked frame whose payload `f` writes.
@@ -112,33 +114,23 @@ impl Io {
     }
 
     pub fn send_close(&mut self, code: u16, reason: &str) {
-        let mask = self.rng.mask();
-        frame::encode_close(&mut self.out, code, reason, Some(mask));
+        self.out.close(code, reason);
+    }
+
+    /// The socket and the frames still queued, for a loop that leaves tokio.
+    pub fn into_parts(self) -> (TcpStream, OutBuf) {
+        (self.stream, self.out)
     }
 
     /// Bytes queued but not written yet.
     pub fn pending_out(&self) -> usize {
-        self.out.len() - self.out_pos
+        self.out.pending()
     }
 
     /// Write as much as the socket takes now.
     pub fn try_flush(&mut self) -> io::Result<()> {
-        while self.out_pos < self.out.len() {
-            match self.stream.try_write(&self.out[self.out_pos..]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.out_pos += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
-            }
-        }
-        if self.out_pos == self.out.len() {
-            self.out.clear();
-            self.out_pos = 0;
-        } else if self.out_pos > (1 << 20) && self.out_pos > self.out.len() / 2 {
-            self.out.drain(..self.out_pos);
-            self.out_pos = 0;
-        }
-        Ok(())
+        let stream = &self.stream;
+        self.out.flush_with(|b| stream.try_write(b))
     }
 
     /// Write everything queued.
@@ -154,7 +146,10 @@ impl Io {
 
     /// Wait until the socket is readable (or writable, with `want_write`), `deadline`
     /// passes, or `stop` changes.
-    pub async fn wait(&self, want_write: bool, deadline: Option<Instant>, stop: Option<&mut watch::Receiver<bool>>) -> io::Result<Wake> {
+    ///
+    /// The timer is kept between calls and only moved when the deadline changes: a fresh
+    /// timer per wait cost a timer-wheel insert and removal for every message received.
+    pub async fn wait(&mut self, want_write: bool, deadline: Option<Instant>, stop: Option<&mut watch::Receiver<bool>>) -> io::Result<Wake> {
         if let Some(s) = stop.as_ref() {
             if *s.borrow() {
                 return Ok(Wake::Stop);
@@ -169,7 +164,27 @@ impl Io {
                 None => std::future::pending::<()>().await,
             }
         };
-        match race(self.stream.ready(interest), race(sleep_until_opt(deadline), stopped)).await {
+        let timer = match deadline {
+            Some(d) => {
+                match &mut self.timer {
+                    Some((at, _)) if *at == d => {}
+                    Some((at, t)) => {
+                        t.as_mut().reset(d.into());
+                        *at = d;
+                    }
+                    None => self.timer = Some((d, Box::pin(tokio::time::sleep_until(d.into())))),
+                }
+                self.timer.as_mut().map(|(_, t)| t.as_mut())
+            }
+            None => None,
+        };
+        let elapsed = async {
+            match timer {
+                Some(t) => t.await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        match race(self.stream.ready(interest), race(elapsed, stopped)).await {
             Either::Left(r) => Ok(Wake::Ready(r?)),
             Either::Right(Either::Left(())) => Ok(Wake::Deadline),
             Either::Right(Either::Right(())) => Ok(Wake::Stop),
@@ -284,7 +299,7 @@ pub async fn connect(target: &Target, path: &str, source: Option<IpAddr>, read_c
     if end < head.len() {
         dec.feed(&head[end..]);
     }
-    Ok(Conn { io: Io { stream, out: Vec::with_capacity(read_chunk.min(16 * 1024)), out_pos: 0, rng, scratch: Vec::new() }, dec })
+    Ok(Conn { io: Io { stream, out: OutBuf::new(read_chunk.min(16 * 1024), rng), scratch: Vec::new(), timer: None }, dec })
 }
 
 /// Engine.IO open + Socket.IO connect to the default namespace.

@@ -9,9 +9,12 @@ pub mod echo;
 pub mod fanout;
 pub mod frame;
 pub mod game;
+mod game_loop;
+mod game_player;
 pub mod handshake;
 pub mod http;
 pub mod json;
+pub mod outbuf;
 pub mod proto;
 
 use std::collections::BTreeMap;
@@ -242,14 +245,6 @@ pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Outp
         Poll::Pending
     })
     .await
-}
-
-/// Sleep until `deadline`, or forever when there is none.
-pub async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d.into()).await,
-        None => std::future::pending::<()>().await,
-    }
 }
 
 // ---------------------------------------------------------------- statistics

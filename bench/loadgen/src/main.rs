@@ -35,6 +35,7 @@ modes:
                --keystroke-ms MS (200) --ping-ms MS (1000) --matchmake-path P (/api/pvp/matchmake)
                --p95-limit-ms MS (50) --stop-after-bad N (0: never; stop after N bad seconds in a row)
                --warmup S (0: bad seconds before S do not count towards stopping)
+               --tick-us US (250: the play loop polls at most once per tick; 0: at every event)
                --protocol tachyon|socketio; --url ws://HOST:PORT/ws (Socket.IO: ws://HOST:PORT/)
 
 common options:
@@ -188,6 +189,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             c.p95_limit_ms = a.num("p95-limit-ms", c.p95_limit_ms)?;
             c.stop_after_bad = a.num("stop-after-bad", c.stop_after_bad)?;
             c.warmup_s = a.secs("warmup", c.warmup_s)?;
+            c.tick_us = a.num("tick-us", c.tick_us)?;
             if let Some(p) = a.take("matchmake-path") {
                 c.matchmake_path = p;
             }

@@ -8,35 +8,21 @@ use loadgen::common::Common;
 use loadgen::echo::{self, EchoConfig};
 use loadgen::fanout::{self, FanoutConfig};
 use loadgen::frame::{encode_frame, Decoder, Event, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT};
-use loadgen::handshake::{accept_key, head_end};
 use loadgen::json::J;
 use loadgen::proto::Protocol;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+
+mod common;
+use tokio::net::TcpStream;
 
 /// Pongs received from the client for the server's pings (one per connection).
 static PONGS: AtomicUsize = AtomicUsize::new(0);
 
 async fn serve(mut s: TcpStream) -> std::io::Result<()> {
-    let mut head = Vec::new();
-    let end = loop {
-        if let Some(e) = head_end(&head) {
-            break e;
-        }
-        head.reserve(1024);
-        if s.read_buf(&mut head).await? == 0 {
-            return Ok(());
-        }
-    };
-    let text = String::from_utf8_lossy(&head[..end]).into_owned();
-    let key = text
-        .lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("sec-websocket-key")).map(|(_, v)| v.trim().to_string()))
-        .expect("client sent a key");
-    let resp = format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n", accept_key(&key));
-    s.write_all(resp.as_bytes()).await?;
+    let Some((req, rest)) = common::read_head(&mut s).await? else { return Ok(()) };
+    common::upgrade(&mut s, &req).await?;
     let mut dec = Decoder::new(64 * 1024);
-    dec.feed(&head[end..]);
+    dec.feed(&rest);
     let mut out = Vec::new();
     // Ping the client once, to check that it answers with a pong.
     encode_frame(&mut out, true, OP_PING, b"hi", None);
@@ -73,16 +59,7 @@ async fn serve(mut s: TcpStream) -> std::io::Result<()> {
 fn echo_mode_against_in_process_server() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            loop {
-                let (s, _) = listener.accept().await.unwrap();
-                tokio::spawn(async move {
-                    let _ = serve(s).await;
-                });
-            }
-        });
+        let port = common::listen(serve).await;
         // 16-bit and 64-bit lengths, and the smallest text message.
         for (binary, size) in [(false, 70_000), (true, 300), (false, 11)] {
             let mut common = Common::new(&format!("ws://127.0.0.1:{port}/echo"), Protocol::Raw);
