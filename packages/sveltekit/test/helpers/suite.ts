@@ -134,6 +134,7 @@ export function fixtureSuite(kit: KitVersion): void {
       const copy = await post('copy');
       assert.equal(copy.status, 200);
       assert.deepEqual(await copy.json(), {
+        response: 'LightResponse',
         method: 'POST',
         url: `${server.url}/api/relay?via=copy`,
         body: '{"n":1}',
@@ -141,7 +142,7 @@ export function fixtureSuite(kit: KitVersion): void {
       });
       const relayed = await post('fetch');
       assert.equal(relayed.status, 200);
-      assert.deepEqual(await relayed.json(), { relayed: { hop: true, method: 'POST', body: '{"n":1}' } });
+      assert.deepEqual(await relayed.json(), { response: 'LightResponse', relayed: { hop: true, method: 'POST', body: '{"n":1}' } });
     });
 
     it('refuses a body over BODY_SIZE_LIMIT (default 512K) with 413', async () => {
