@@ -12,6 +12,21 @@ function isLight(request: Request): boolean {
   return request.constructor.name === 'LightRequest';
 }
 
+/** A server answering with what it received: method, path, content type, the x-hop header, body. */
+function echoUpstream() {
+  const upstream = new App();
+  upstream.mount('/', async (request) =>
+    Response.json({
+      method: request.method,
+      path: new URL(request.url).pathname,
+      type: request.headers.get('content-type'),
+      hop: request.headers.get('x-hop'),
+      body: await request.text(),
+    }),
+  );
+  return start(upstream);
+}
+
 describe('mount: the light web Request', () => {
   test('answers method, URL, headers and signal; is instanceof Request; a GET has no body', async () => {
     const app = new App();
@@ -215,16 +230,7 @@ describe('mount: the light web Request', () => {
   });
 
   test('new Request(url, request) and fetch(url, request) forward method, headers and body; realRequest gives a real one', async () => {
-    const upstream = new App();
-    upstream.mount('/', async (request) =>
-      Response.json({
-        method: request.method,
-        path: new URL(request.url).pathname,
-        type: request.headers.get('content-type'),
-        body: await request.text(),
-      }),
-    );
-    const up = await start(upstream);
+    const up = await echoUpstream();
     const app = new App();
     app.mount('/proxy', (request) => fetch(up.url + new URL(request.url).pathname, request), { stripPrefix: true });
     // realRequest: a real undici Request per request.
@@ -238,7 +244,7 @@ describe('mount: the light web Request', () => {
     const srv = await start(app);
     try {
       const r = await fetch(srv.url + '/proxy/p', { method: 'PUT', body: 'forwarded', headers: { 'content-type': 'text/x-a' } });
-      assert.deepEqual(await r.json(), { method: 'PUT', path: '/p', type: 'text/x-a', body: 'forwarded' });
+      assert.deepEqual(await r.json(), { method: 'PUT', path: '/p', type: 'text/x-a', hop: null, body: 'forwarded' });
       // fetch(new Request(request)) goes to the request's own URL: this server, /real again, without end;
       // what matters is that undici accepted it, so ask with a Host no one listens on.
       const real = await rawRequest(srv.port, 'GET /real HTTP/1.1\r\nHost: 127.0.0.1:1\r\nConnection: close\r\n\r\n');
@@ -250,16 +256,7 @@ describe('mount: the light web Request', () => {
   });
 
   test('new Request(request) and fetch(request) take the light Request: the globals hand undici the real one behind it', async () => {
-    const upstream = new App();
-    upstream.mount('/', async (request) =>
-      Response.json({
-        method: request.method,
-        path: new URL(request.url).pathname,
-        hop: request.headers.get('x-hop'),
-        body: await request.text(),
-      }),
-    );
-    const up = await start(upstream);
+    const up = await echoUpstream();
     class Sub extends Request {}
     const app = new App();
     app.mount('/', async (request) => {
@@ -329,7 +326,7 @@ describe('mount: the light web Request', () => {
         `POST /relay HTTP/1.1\r\nHost: 127.0.0.1:${up.port}\r\nContent-Type: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\nrelayed`,
       );
       const json = JSON.parse(relay.slice(relay.indexOf('\r\n\r\n') + 4));
-      assert.deepEqual(json, { light: true, relayed: { method: 'POST', path: '/relay', hop: '1', body: 'relayed' } });
+      assert.deepEqual(json, { light: true, relayed: { method: 'POST', path: '/relay', type: 'text/plain', hop: '1', body: 'relayed' } });
     } finally {
       await srv.close();
       await up.close();
