@@ -6,6 +6,8 @@ import {
   App,
   HttpError,
   Router,
+  lightResponses,
+  sendLightResponse,
   toWebRequest,
   type HttpRouteInfo,
   type Middleware,
@@ -87,6 +89,18 @@ app.get('/web', (req) => {
   // @ts-expect-error: real is a boolean
   toWebRequest(req, '', undefined, { real: 1 });
   return [light.url, real.url];
+});
+// The light Response: a process-wide switch, and the direct write for code that calls a fetch handler itself.
+lightResponses();
+lightResponses(false);
+// @ts-expect-error: on is a boolean
+lightResponses('on');
+app.get('/web-response', async (req, res) => {
+  const response = await fetch('https://example.com');
+  const sent: boolean = sendLightResponse(response, res);
+  // @ts-expect-error: a web Response, not a string
+  sendLightResponse('hello', res);
+  return sent ? undefined : response;
 });
 
 // The route table is read-only data, discriminated by kind.

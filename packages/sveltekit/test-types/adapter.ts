@@ -9,6 +9,9 @@ const expectType = <T extends true>(_ok: T) => {};
 adapter();
 adapter({ out: 'dist', precompress: false, envPrefix: 'APP_', websocket: { path: '/live', hooks: 'src/realtime' } });
 adapter({ websocket: false });
+adapter({ lightWeb: false });
+// @ts-expect-error: lightWeb is a boolean
+adapter({ lightWeb: 'no' });
 // @ts-expect-error: unknown option
 adapter({ outDir: 'dist' });
 // @ts-expect-error: precompress is a boolean

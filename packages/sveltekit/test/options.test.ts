@@ -27,11 +27,13 @@ describe('adapter() options', () => {
       /adapter\(\) websocket: unknown option "paht" \(did you mean "path"\?\)/,
     );
     assert.throws(() => adapter({ websocket: true as never }), /websocket must be an object/);
+    assert.throws(() => adapter({ lightWeb: 'no' as never }), /lightWeb must be a boolean/);
     assert.throws(() => adapter(null as never), /must be an object/);
     assert.doesNotThrow(() =>
       adapter({ out: 'dist', precompress: false, envPrefix: 'APP_', websocket: { path: '/live', hooks: 'src/realtime' } }),
     );
     assert.doesNotThrow(() => adapter({ websocket: false }));
+    assert.doesNotThrow(() => adapter({ lightWeb: false }));
   });
 });
 

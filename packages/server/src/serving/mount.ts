@@ -6,6 +6,7 @@
 import { HttpError } from '../http/errors.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Handler } from '../http/types.ts';
+import { acceptLightRequests } from './web-globals.ts';
 import { BridgeRequest, LightRequest, requestInit } from './web-request.ts';
 import { webUrl } from './web-url.ts';
 
@@ -25,6 +26,7 @@ const REAL: WebRequestOptions = Object.freeze({ real: true });
 export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: string; realRequest?: boolean }): Handler<Request> {
   const strip = options.stripPrefix && options.stripPrefix !== '/' ? options.stripPrefix : '';
   const web = options.realRequest === true ? REAL : undefined;
+  if (web === undefined) acceptLightRequests();
   return (req) => handler(toWebRequest(req, strip, undefined, web), new BridgeContext(req));
 }
 
@@ -47,8 +49,9 @@ const PLAIN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'
 
 export interface WebRequestOptions {
   /**
-   * A real undici Request instead of the light one: for code that passes the request itself
-   * to `new Request(request)` or `fetch(request)`, which read undici's private state.
+   * A real undici Request instead of the light one. The global `Request` and `fetch` accept the
+   * light one (they are given the real Request behind it); this is for code that kept
+   * undici's originals before Tachyon replaced them, or brand-checks another way.
    */
   real?: boolean;
 }
@@ -64,8 +67,10 @@ export interface WebRequestOptions {
  */
 export function toWebRequest(req: Request, stripPrefix = '', origin?: string, options?: WebRequestOptions): globalThis.Request {
   const url = webUrl(req, stripPrefix, origin);
-  if (url.normal && options?.real !== true && PLAIN_METHODS.has(req.method))
+  if (url.normal && options?.real !== true && PLAIN_METHODS.has(req.method)) {
+    acceptLightRequests();
     return new LightRequest(req, url.href) as unknown as globalThis.Request;
+  }
   try {
     // The string is parsed once, by the Request (a URL object would be serialised and parsed again).
     return new BridgeRequest(url.href, requestInit(req, req.headers, true), req);

@@ -6,7 +6,10 @@
 //   clone(), formData(), blob(), cache, mode, …), delegating to it from then on. Building an
 //   undici Request (URL parsing, a header list copied and validated, an AbortController, a
 //   body stream) is most of what mount() cost over a plain route; SvelteKit's pages and
-//   endpoints, and Hono's routing, read only the members answered here.
+//   endpoints, and Hono's routing, read only the members answered here. undici's own
+//   `new Request(light)` and `fetch(light)` read its private state instead of its members:
+//   web-globals.ts hands them the real Request (realRequestOf) through the global Request
+//   and fetch.
 // - BridgeRequest: a real undici Request, for what the light one cannot be (see toWebRequest).
 import type { Request } from '../http/io/request.ts';
 import { forwardTheRest } from './forward.ts';
@@ -70,6 +73,13 @@ function bodyStream(req: Request): ReadableStream<Uint8Array> {
     { highWaterMark: 0 }, // pull only when the handler reads: the socket stays paused otherwise
   );
 }
+
+/**
+ * The undici Request behind a light one, made now if need be: what `new Request(light)` and
+ * `fetch(light)` are given instead (web-globals.ts). Throws as undici does for a used body.
+ */
+// Assigned in LightRequest's static block, which can read its private members.
+export let realRequestOf: (light: LightRequest) => globalThis.Request;
 
 const bodyUsed = () => new TypeError('Body is unusable: Body has already been read');
 const EMPTY = new Uint8Array(0);
@@ -153,13 +163,23 @@ export class LightRequest {
   #materialize(): globalThis.Request {
     if (this.#real !== undefined) return this.#real;
     const headers = this.#headers instanceof LightHeaders ? this.#headers.init : (this.#headers ?? this.#req.headers);
-    const real = new WebRequest(this.#url, requestInit(this.#req, headers, !this.#consumed));
+    const init = requestInit(this.#req, headers, !this.#consumed);
+    // `new Request(request)` and fetch(request) follow the signal undici holds privately: this
+    // one is Tachyon's, so a proxied upstream call is cancelled when the client leaves.
+    init.signal = this.#req.signal;
+    const real = new WebRequest(this.#url, init);
     // Once the bytes went to text()/json()/…, the real one is made without a body.
     this.#real = real;
     return real;
   }
 
   static {
+    realRequestOf = (light) => {
+      // As undici refuses a Request whose body was read: the real one would go without it.
+      if (light.#consumed && hasBody(light.#req))
+        throw new TypeError('Cannot construct a Request with a Request object that has already been used.');
+      return light.#materialize();
+    };
     // cache, mode, the inspector's hook, …: to the real Request.
     forwardTheRest<LightRequest>(LightRequest.prototype, WebRequest.prototype, (self) => self.#materialize());
   }

@@ -7,14 +7,24 @@ import { describe, test } from 'node:test';
 import { App, toWebRequest } from '../../src/index.ts';
 import { rawRequest, start, statusOf } from '../helpers.ts';
 
-/** The light Request is not a real one: undici's own constructor cannot read it. */
+/** The light Request is its own class (a real one is undici's Request or Tachyon's BridgeRequest). */
 function isLight(request: Request): boolean {
-  try {
-    new Request(request);
-    return false;
-  } catch (err) {
-    return err instanceof TypeError && /private member/.test(err.message);
-  }
+  return request.constructor.name === 'LightRequest';
+}
+
+/** A server answering with what it received: method, path, content type, the x-hop header, body. */
+function echoUpstream() {
+  const upstream = new App();
+  upstream.mount('/', async (request) =>
+    Response.json({
+      method: request.method,
+      path: new URL(request.url).pathname,
+      type: request.headers.get('content-type'),
+      hop: request.headers.get('x-hop'),
+      body: await request.text(),
+    }),
+  );
+  return start(upstream);
 }
 
 describe('mount: the light web Request', () => {
@@ -220,19 +230,10 @@ describe('mount: the light web Request', () => {
   });
 
   test('new Request(url, request) and fetch(url, request) forward method, headers and body; realRequest gives a real one', async () => {
-    const upstream = new App();
-    upstream.mount('/', async (request) =>
-      Response.json({
-        method: request.method,
-        path: new URL(request.url).pathname,
-        type: request.headers.get('content-type'),
-        body: await request.text(),
-      }),
-    );
-    const up = await start(upstream);
+    const up = await echoUpstream();
     const app = new App();
     app.mount('/proxy', (request) => fetch(up.url + new URL(request.url).pathname, request), { stripPrefix: true });
-    // A handler that passes the request itself to fetch() needs the real one.
+    // realRequest: a real undici Request per request.
     app.mount(
       '/real',
       (request) => fetch(new Request(request), { redirect: 'manual' }).catch(() => Response.json({ light: isLight(request) })),
@@ -243,11 +244,89 @@ describe('mount: the light web Request', () => {
     const srv = await start(app);
     try {
       const r = await fetch(srv.url + '/proxy/p', { method: 'PUT', body: 'forwarded', headers: { 'content-type': 'text/x-a' } });
-      assert.deepEqual(await r.json(), { method: 'PUT', path: '/p', type: 'text/x-a', body: 'forwarded' });
+      assert.deepEqual(await r.json(), { method: 'PUT', path: '/p', type: 'text/x-a', hop: null, body: 'forwarded' });
       // fetch(new Request(request)) goes to the request's own URL: this server, /real again, without end;
       // what matters is that undici accepted it, so ask with a Host no one listens on.
       const real = await rawRequest(srv.port, 'GET /real HTTP/1.1\r\nHost: 127.0.0.1:1\r\nConnection: close\r\n\r\n');
       assert.match(real, /"light":false/);
+    } finally {
+      await srv.close();
+      await up.close();
+    }
+  });
+
+  test('new Request(request) and fetch(request) take the light Request: the globals hand undici the real one behind it', async () => {
+    const up = await echoUpstream();
+    class Sub extends Request {}
+    const app = new App();
+    app.mount('/', async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/copy') {
+        const light = isLight(request);
+        const copy = new Request(request);
+        const sub = new Sub(request.url, { method: 'PATCH' });
+        return Response.json({
+          light,
+          copyIsLight: isLight(copy),
+          copyIsRequest: copy instanceof Request,
+          subIsSub: sub instanceof Sub && sub.method === 'PATCH',
+          method: copy.method,
+          url: copy.url,
+          type: copy.headers.get('content-type'),
+          body: await copy.text(),
+          // The body went to the copy, as with undici's own requests.
+          used: request.bodyUsed,
+          again: (() => {
+            try {
+              new Request(request);
+              return 'accepted';
+            } catch (err) {
+              return (err as Error).message;
+            }
+          })(),
+        });
+      }
+      if (path === '/read-then-copy') {
+        await request.text();
+        try {
+          new Request(request);
+          return new Response('accepted');
+        } catch (err) {
+          return new Response(`${(err as Error).name}: ${(err as Error).message}`, { status: 500 });
+        }
+      }
+      // /relay: the request itself to fetch(), with a header changed; its Host is the upstream's.
+      const light = isLight(request);
+      request.headers.set('x-hop', '1');
+      const res = await fetch(request);
+      return Response.json({ light, relayed: await res.json() });
+    });
+    const srv = await start(app);
+    try {
+      const copy = await fetch(srv.url + '/copy', { method: 'POST', body: 'the body', headers: { 'content-type': 'text/x-a' } });
+      assert.deepEqual(await copy.json(), {
+        light: true,
+        copyIsLight: false,
+        copyIsRequest: true,
+        subIsSub: true,
+        method: 'POST',
+        url: `${srv.url}/copy`,
+        type: 'text/x-a',
+        body: 'the body',
+        used: true,
+        again: 'Cannot construct a Request with a Request object that has already been used.',
+      });
+      const read = await fetch(srv.url + '/read-then-copy', { method: 'PUT', body: 'x' });
+      assert.equal(read.status, 500);
+      assert.equal(await read.text(), 'TypeError: Cannot construct a Request with a Request object that has already been used.');
+      // Without a body there is nothing to use up: undici accepts the copy.
+      assert.equal(await (await fetch(srv.url + '/read-then-copy')).text(), 'accepted');
+      const relay = await rawRequest(
+        srv.port,
+        `POST /relay HTTP/1.1\r\nHost: 127.0.0.1:${up.port}\r\nContent-Type: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\nrelayed`,
+      );
+      const json = JSON.parse(relay.slice(relay.indexOf('\r\n\r\n') + 4));
+      assert.deepEqual(json, { light: true, relayed: { method: 'POST', path: '/relay', type: 'text/plain', hop: '1', body: 'relayed' } });
     } finally {
       await srv.close();
       await up.close();

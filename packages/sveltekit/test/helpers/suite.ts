@@ -128,6 +128,23 @@ export function fixtureSuite(kit: KitVersion): void {
       assert.ok(existsSync(join(dir, 'build', 'start.js')), 'build/index.js is the facade, the server moved to start.js');
     });
 
+    it('new Request(event.request) and fetch(event.request) work in an endpoint (the light Request handed to undici)', async () => {
+      const post = (via: string) =>
+        fetch(`${server.url}/api/relay?via=${via}`, { method: 'POST', body: '{"n":1}', headers: { 'content-type': 'application/json' } });
+      const copy = await post('copy');
+      assert.equal(copy.status, 200);
+      assert.deepEqual(await copy.json(), {
+        response: 'LightResponse',
+        method: 'POST',
+        url: `${server.url}/api/relay?via=copy`,
+        body: '{"n":1}',
+        used: true,
+      });
+      const relayed = await post('fetch');
+      assert.equal(relayed.status, 200);
+      assert.deepEqual(await relayed.json(), { response: 'LightResponse', relayed: { hop: true, method: 'POST', body: '{"n":1}' } });
+    });
+
     it('refuses a body over BODY_SIZE_LIMIT (default 512K) with 413', async () => {
       const res = await raw(server.url, {
         method: 'POST',
