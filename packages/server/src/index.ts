@@ -28,6 +28,7 @@ export type { EventOutcome, EventOutcomeCode } from './realtime/event-outcome.ts
 export type { AppDecorations, ReplyDecorations, RequestDecorations } from './http/decoration-types.ts';
 export { negotiateEncoding, type CompressionOptions, type Encoding } from './http/compression.ts';
 export { toWebRequest, type FetchContext, type FetchHandler, type WebRequestOptions } from './serving/mount.ts';
+export { lightResponses, sendLightResponse } from './serving/web-response.ts';
 export type { TlsIdentity, TlsOptions } from './serving/tls.ts';
 export { Router, type RouteHandlers, type RouteMethod } from './routing/router.ts';
 export type { JoinPath, RouteMap, RoutesKey, RoutesOf, WithPrefixed, WithRoute } from './routing/contract.ts';

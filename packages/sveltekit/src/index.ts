@@ -174,6 +174,7 @@ export default function adapter(options?: AdapterOptions): TachyonAdapter {
         origin: origin || undefined,
         precompress: o.precompress,
         wsPath: o.websocket && hooksBuilt ? o.websocket.path : false,
+        lightWeb: o.lightWeb,
         prerendered: [...builder.prerendered.pages].map(([path, { file }]) => [path, file]),
         mimeTypes: undefined,
       };

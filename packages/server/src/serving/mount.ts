@@ -5,9 +5,12 @@
 // through the normal response path (status, multi-value headers, streamed body).
 import { HttpError } from '../http/errors.ts';
 import type { Request } from '../http/io/request.ts';
+import type { Response } from '../http/io/response.ts';
+import { isPromise } from '../http/send-value.ts';
 import type { Handler } from '../http/types.ts';
 import { acceptLightRequests } from './web-globals.ts';
 import { BridgeRequest, LightRequest, requestInit } from './web-request.ts';
+import { sendLightResponse } from './web-response.ts';
 import { webUrl } from './web-url.ts';
 
 export interface FetchContext {
@@ -27,7 +30,15 @@ export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: strin
   const strip = options.stripPrefix && options.stripPrefix !== '/' ? options.stripPrefix : '';
   const web = options.realRequest === true ? REAL : undefined;
   if (web === undefined) acceptLightRequests();
-  return (req) => handler(toWebRequest(req, strip, undefined, web), new BridgeContext(req));
+  return (req, res) => {
+    const out = handler(toWebRequest(req, strip, undefined, web), new BridgeContext(req));
+    return isPromise(out) ? out.then((response) => sendOrReturn(response, res)) : sendOrReturn(out, res);
+  };
+}
+
+/** A light Response (lightResponses()) is written here from its string or bytes; any other goes to the route. */
+function sendOrReturn(response: globalThis.Response, res: Response): globalThis.Response | undefined {
+  return sendLightResponse(response, res) ? undefined : response;
 }
 
 /** The handler's second argument: the client address and signal are worked out when read. */

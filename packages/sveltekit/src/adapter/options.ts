@@ -19,6 +19,13 @@ export interface AdapterOptions {
   envPrefix?: string;
   /** The realtime endpoint served from `src/hooks.ws.ts`; `false` turns it off. */
   websocket?: WebSocketOptions | false;
+  /**
+   * SvelteKit gets Tachyon's light web `Request` and `Response` (docs/serving.md): undici's
+   * objects made only when something beyond method, URL, headers, status and whole bodies is
+   * used. `false`: undici's own for every request, and the global `Response` left alone.
+   * Default true.
+   */
+  lightWeb?: boolean;
 }
 
 export interface ResolvedAdapterOptions {
@@ -26,9 +33,10 @@ export interface ResolvedAdapterOptions {
   precompress: boolean;
   envPrefix: string;
   websocket: { path: string; hooks: string } | false;
+  lightWeb: boolean;
 }
 
-const KNOWN = new Set(['out', 'precompress', 'envPrefix', 'websocket']);
+const KNOWN = new Set(['out', 'precompress', 'envPrefix', 'websocket', 'lightWeb']);
 const KNOWN_WS = new Set(['path', 'hooks']);
 const ENV_PREFIX = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const WS_PATH = /^\/[A-Za-z0-9._~\-/]*$/;
@@ -45,6 +53,8 @@ export function resolveAdapterOptions(options: AdapterOptions | undefined): Reso
   if (typeof out !== 'string' || out.trim() === '') fail('out must be a non-empty directory path');
   const precompress = o.precompress ?? true;
   if (typeof precompress !== 'boolean') fail('precompress must be a boolean');
+  const lightWeb = o.lightWeb ?? true;
+  if (typeof lightWeb !== 'boolean') fail('lightWeb must be a boolean');
   const envPrefix = o.envPrefix ?? '';
   if (typeof envPrefix !== 'string' || (envPrefix !== '' && !ENV_PREFIX.test(envPrefix)))
     fail(`envPrefix must be letters, digits and underscores (got ${JSON.stringify(envPrefix)})`);
@@ -61,5 +71,5 @@ export function resolveAdapterOptions(options: AdapterOptions | undefined): Reso
     if (typeof hooks !== 'string' || hooks.trim() === '') fail('websocket.hooks must be a file path relative to the project root');
     websocket = { path, hooks };
   }
-  return { out, precompress, envPrefix, websocket };
+  return { out, precompress, envPrefix, websocket, lightWeb };
 }

@@ -8,6 +8,8 @@ import { Readable } from 'node:stream';
 import {
   createStatic,
   HttpError,
+  lightResponses,
+  sendLightResponse,
   toWebRequest,
   type App,
   type FetchHandler,
@@ -42,6 +44,8 @@ export interface BuildConfig {
   prerendered: [string, string][];
   /** Content types by extension as SvelteKit's manifest records them (served instead of Tachyon's table). */
   mimeTypes?: Record<string, string> | undefined;
+  /** The adapter's `lightWeb` (absent in builds made before it: true). */
+  lightWeb?: boolean;
 }
 
 export interface Built {
@@ -120,6 +124,14 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
   const c = built.config;
   const server = built.server;
   const clientDir = join(built.dir, 'client' + c.base);
+  // The light web Request and Response (docs/serving.md) unless the adapter's `lightWeb: false`.
+  // The global Response is replaced before any request (the app's modules read it when they
+  // answer). Remote-function calls get a real undici Request either way: a live query
+  // rebuilds it as `new Request(event.request, …)`, a path kept on undici's own objects.
+  const light = c.lightWeb !== false;
+  if (light) lightResponses();
+  const remotePrefix = `${c.base}/${c.appDir}/remote/`;
+  const requestOptions = (path: string): WebRequestOptions | undefined => (!light || path.startsWith(remotePrefix) ? REAL : undefined);
   await server.init({
     env: process.env as Record<string, string | undefined>,
     read: (file) => Readable.toWeb(createReadStream(join(clientDir, file))) as ReadableStream,
@@ -128,26 +140,23 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
   const originOf = originResolver(env);
   const addressOf = clientAddressOf(env, c.envPrefix);
 
-  // Remote-function calls get a real undici Request: a live query rebuilds it as
-  // `new Request(event.request, …)`, which the light one cannot be (docs/serving.md).
-  const remotePrefix = `${c.base}/${c.appDir}/remote/`;
-  const remoteCall = (path: string): boolean => path.startsWith(remotePrefix);
-
   const bodyLimit = env.bodySizeLimit === Infinity ? Number.MAX_SAFE_INTEGER : env.bodySizeLimit;
 
   /** The route every request that is not a file goes to. A Tachyon handler returning a web Response. */
-  const ssr = async (req: Request<any>): Promise<globalThis.Response> => {
+  const ssr = async (req: Request<any>, res: Response): Promise<globalThis.Response | undefined> => {
     // A declared length over the limit is refused before SvelteKit runs (adapter-node answers
     // 413 too). A chunked body that grows past it errors its stream while SvelteKit reads it.
     const length = req.header('content-length');
     if (length !== undefined && Number(length) > bodyLimit)
       throw new HttpError(413, `Request body exceeds the limit of ${bodyLimit} bytes`);
-    const request = toWebRequest(req, '', originOf === undefined ? undefined : originOf(req), remoteCall(req.path) ? REAL : undefined);
-    const response = await server.respond(request, {
+    const request = toWebRequest(req, '', originOf === undefined ? undefined : originOf(req), requestOptions(req.path));
+    let response = await server.respond(request, {
       platform: platformFor(req.app as unknown as App),
       getClientAddress: () => addressOf(req),
     });
-    return response.status === 500 ? bodyFailureOr(req, response) : response;
+    if (response.status === 500) response = bodyFailureOr(req, response);
+    // A light Response (a string or bytes) leaves in one write; any other goes to the route (streamed).
+    return sendLightResponse(response, res) ? undefined : response;
   };
 
   const handler: FetchHandler = async (request, ctx) => {
@@ -158,7 +167,7 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
       if (url.origin !== origin) request = new globalThis.Request(origin + url.pathname + url.search, request);
     }
     // The light Request (app.mount's) made real, the init copying method, headers, body and signal.
-    if (remoteCall(ctx.req.path)) request = new globalThis.Request(request.url, request);
+    if (requestOptions(ctx.req.path) === REAL) request = new globalThis.Request(request.url, request);
     const response = await server.respond(request, {
       platform: platformFor(ctx.req.app as unknown as App),
       getClientAddress: () => addressOf(ctx.req),
@@ -170,12 +179,12 @@ export async function createKit(built: Built, env: ServerEnv = readEnv(built.con
   // Variants come from the build (adapter option `precompress`): nothing is compressed at startup.
   const staticOptions = { precompress: false, precompressed: c.precompress, index: false as const, types: c.mimeTypes ?? {} };
   const client = existsSync(clientDir)
-    ? await createStatic(clientDir, { ...staticOptions, immutable: `/${c.appDir}/immutable/`, notFound: (req) => ssr(req) })
+    ? await createStatic(clientDir, { ...staticOptions, immutable: `/${c.appDir}/immutable/`, notFound: ssr })
     : undefined;
   const prerenderedDir = join(built.dir, 'prerendered' + c.base);
   const prerendered =
     c.prerendered.length > 0 && existsSync(prerenderedDir)
-      ? await createStatic(prerenderedDir, { ...staticOptions, notFound: (req) => ssr(req) })
+      ? await createStatic(prerenderedDir, { ...staticOptions, notFound: ssr })
       : undefined;
   const fileRoutes = client ? planFileRoutes(clientDir, c.appDir, c.precompress) : { exact: [], wildcard: [] };
 
