@@ -11,7 +11,7 @@
 // or CI because of that Python 2. Exits 1 when a case FAILED (or the run broke), else 0.
 // The HTML reports go to --out (default <tmpdir>/tachyon-autobahn), never into the repository.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,25 +88,43 @@ function ensureWstest() {
   return wstest;
 }
 
-/** Starts the echo server; resolves with its port and process once it prints READY. */
-function startServer() {
+/**
+ * Starts the echo server, its output (a warn line per socket uWS closes for a protocol
+ * violation: hundreds in a run) going to `logFile`; resolves with its port once it is ready.
+ */
+function startServer(logFile) {
+  const log = openSync(logFile, 'w');
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(here, 'autobahn-server.mjs')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', log],
   });
   return new Promise((resolve, reject) => {
     let out = '';
     child.on('error', reject);
-    child.on('exit', (code) => reject(new Error(`the echo server exited (${code}) before it was ready: ${out.trim()}`)));
+    child.on('exit', (code) => reject(new Error(`the echo server exited (${code}) before it was ready: see ${logFile}`)));
     child.stdout.on('data', (chunk) => {
+      writeSync(log, chunk);
       out += chunk;
       const m = /READY (\d+)/.exec(out);
       if (m) {
         child.removeAllListeners('exit');
-        child.stdout.on('data', (c) => process.stdout.write(c)); // its warnings, if any
+        child.stdout.removeAllListeners('data');
+        child.stdout.on('data', (c) => writeSync(log, c));
         resolve({ port: Number(m[1]), child });
       }
     });
   });
+}
+
+/** How many lines of the server's log are at each level: `warn 194, error 0`. */
+function logLevels(logFile) {
+  const counts = { warn: 0, error: 0, fatal: 0 };
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    const level = /^\{"level":"(\w+)"/.exec(line)?.[1];
+    if (level !== undefined && level in counts) counts[level]++;
+  }
+  return Object.entries(counts)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }
 
 async function main() {
@@ -115,7 +133,8 @@ async function main() {
     throw new Error('packages/server/dist is missing: run `npx tsc -b packages/server` first');
   const wstest = ensureWstest();
   mkdirSync(args.out, { recursive: true });
-  const { port, child } = await startServer();
+  const serverLog = join(args.out, 'server.log');
+  const { port, child } = await startServer(serverLog);
   try {
     const urls = { plain: `ws://127.0.0.1:${port}/echo`, deflate: `ws://127.0.0.1:${port}/echo-deflate` };
     const config = {
@@ -135,10 +154,14 @@ async function main() {
     writeFileSync(log, `${wst.stdout ?? ''}${wst.stderr ?? ''}`);
     if (wst.status !== 0)
       throw new Error(`wstest exited ${wst.status ?? wst.signal}: see ${log}\n${(wst.stderr ?? '').split('\n').slice(-15).join('\n')}`);
+    // A server that died mid-run fails the run, whatever the report says of the cases before.
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the echo server died during the run (${child.exitCode ?? child.signalCode}): see ${serverLog}`);
     const index = join(config.outdir, 'index.json');
     const summary = summarize(JSON.parse(readFileSync(index, 'utf8')));
     console.log(`autobahn: ${((Date.now() - started) / 1000).toFixed(0)} s; reports ${join(config.outdir, 'index.html')}`);
     for (const line of formatSummary(summary)) console.log(line);
+    console.log(`server log lines: ${logLevels(serverLog)} (${serverLog})`);
     return Object.values(summary).some((s) => s.counts.FAILED > 0) ? 1 : 0;
   } finally {
     child.kill('SIGTERM');
