@@ -158,6 +158,8 @@ async function main() {
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`the echo server died during the run (${child.exitCode ?? child.signalCode}): see ${serverLog}`);
     const index = join(config.outdir, 'index.json');
+    // wstest writes every report at the end: stopped before it (Twisted exits 0 on SIGTERM), none.
+    if (!existsSync(index)) throw new Error(`wstest wrote no ${index} (stopped before the end of the run?): see ${log}`);
     const summary = summarize(JSON.parse(readFileSync(index, 'utf8')));
     console.log(`autobahn: ${((Date.now() - started) / 1000).toFixed(0)} s; reports ${join(config.outdir, 'index.html')}`);
     for (const line of formatSummary(summary)) console.log(line);
