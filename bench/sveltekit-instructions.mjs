@@ -2,8 +2,9 @@
 // Instructions per request of the SvelteKit adapters (bench/sveltekit/app's builds), counted
 // as bench/instructions.mjs counts the framework peers: each server under Valgrind's callgrind
 // with V8 single-threaded and fixed seeds, its user-space instructions while wrk drives one
-// path, divided by the requests answered. Other load on the machine does not change the
-// count, so a ratio to svelte-adapter-uws holds on a busy VM where req/s do not.
+// path, divided by the requests answered. Other load on the machine can only add to a count
+// (work done per second, not per request, divided by the fewer requests a starved server
+// answers), so on a busy VM run several processes and read each server's lowest count.
 //
 //   node bench/sveltekit-instructions.mjs [--path /hello] [--servers tachyon,uws,node,mount]
 //        [--processes 2] [--windows 2] [--seconds 5] [--warmup 10] [--annotate 30]
