@@ -314,7 +314,11 @@ export class Primary {
       // The worker bounds its own drain by the shutdown timeout; this only guards against one that hangs.
       timer = setTimeout(resolve, this.o.shutdownTimeout + 2000);
     });
-    this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout });
+    // A worker that drains itself hears the answer to its request before the order to close:
+    // the answer is posted when this returns, the order on the next turn. The other way round,
+    // the worker closed first and, on a loaded machine, cut the very request that asked.
+    if (from === id) setImmediate(() => this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout }));
+    else this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout });
     const replaced = closed.then(async () => {
       clearTimeout(timer);
       slot.draining = false;
