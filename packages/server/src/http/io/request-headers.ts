@@ -24,13 +24,17 @@ export function collectHeaderList(uws: UwsRequest): string[] {
   return out;
 }
 
+/** A repeated header's values as one: joined with ", " (Cookie with "; ", RFC 6265 5.4). */
+function joinHeader(key: string, prev: string | undefined, value: string): string {
+  return prev === undefined ? value : `${prev}${key === 'cookie' ? '; ' : ', '}${value}`;
+}
+
 /** One header of a list (`key` in lower case): repeated headers joined with ", " (Cookie with "; "), undefined when absent. */
 export function headerIn(list: readonly string[], key: string): string | undefined {
   let out: string | undefined;
   for (let i = 0; i < list.length; i += 2) {
     if (list[i] !== key) continue;
-    const value = list[i + 1]!;
-    out = out === undefined ? value : `${out}${key === 'cookie' ? '; ' : ', '}${value}`;
+    out = joinHeader(key, out, list[i + 1]!);
   }
   return out;
 }
@@ -40,8 +44,7 @@ export function headerRecord(list: readonly string[]): Record<string, string> {
   const out = dict<string>();
   for (let i = 0; i < list.length; i += 2) {
     const key = list[i]!;
-    const prev = out[key];
-    out[key] = prev === undefined ? list[i + 1]! : `${prev}${key === 'cookie' ? '; ' : ', '}${list[i + 1]!}`;
+    out[key] = joinHeader(key, out[key], list[i + 1]!);
   }
   return out;
 }
