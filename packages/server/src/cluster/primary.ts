@@ -183,7 +183,8 @@ export class Primary {
       worker.on('error', (err) => (settled ? this.died(slot, worker, err, 'uncaught exception', 'gone') : fail(err)));
       worker.on('exit', (code) => {
         if (!settled) fail(new Error(`cluster: worker ${slot.id} exited (code ${code}) before it started`));
-        else this.died(slot, worker, undefined, `exited with code ${code}`, 'gone');
+        // A drained worker ends its own thread with 0 once closed (leave.ts): expected, not a death.
+        else if (!(slot.draining && code === 0)) this.died(slot, worker, undefined, `exited with code ${code}`, 'gone');
         // Not a drained predecessor's late exit: by then the slot holds its replacement.
         if (slot.worker === worker || slot.worker === null) slot.onClosed?.();
       });
@@ -219,7 +220,7 @@ export class Primary {
    * Takes a worker out: no new connections, peers forget it. How its thread ends depends on
    * why: uWS aborts the whole process if a thread ends while it holds sockets, so a worker
    * that may hold connections is never terminated from here. `terminate`: it has none (it
-   * never started serving). `abort`: it drops them itself, then exits. `gone`: it already
+   * never started serving, or it closed and is ending its own thread). `abort`: it drops them itself, then exits. `gone`: it already
    * exited. `abandon`: it is stuck and cannot do anything; it gets the abort message and
    * ends when (if) its event loop turns again.
    */
@@ -314,11 +315,8 @@ export class Primary {
       // The worker bounds its own drain by the shutdown timeout; this only guards against one that hangs.
       timer = setTimeout(resolve, this.o.shutdownTimeout + 2000);
     });
-    // A worker that drains itself hears the answer to its request before the order to close:
-    // the answer is posted when this returns, the order on the next turn. The other way round,
-    // the worker closed first and, on a loaded machine, cut the very request that asked.
-    if (from === id) setImmediate(() => this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout }));
-    else this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout });
+    // A worker that drains itself gets the answer while it drains: its request is in flight.
+    this.tell(worker, { type: 'drain', timeout: this.o.shutdownTimeout });
     const replaced = closed.then(async () => {
       clearTimeout(timer);
       slot.draining = false;
@@ -372,6 +370,7 @@ export class Primary {
         clearTimeout(timer);
         slot.worker = null;
         Atomics.store(this.connections, slot.id, 0);
+        // Closed: it is ending its own thread (leave.ts), this only waits for that. Hung: stopped here.
         await worker.terminate();
       }),
     );

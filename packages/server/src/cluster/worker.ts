@@ -15,7 +15,7 @@ import { WorkerHistoryStore } from './history-exchange.ts';
 import { WorkerKeys } from './once-exchange.ts';
 import { askThroughRelay } from './relay-request-all.ts';
 import { installByteStore } from '../serving/static/shared-bytes.ts';
-import { installExit, leave, RELEASE_TIMEOUT } from './leave.ts';
+import { closeAndLeave, installExit, leave, RELEASE_TIMEOUT } from './leave.ts';
 
 export type AppFactory = () => App | Promise<App>;
 
@@ -170,10 +170,16 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
       depart(1);
     } else if (message.type === 'close' || message.type === 'drain') {
       accepting = false; // the primary took it out before sending this
-      const closing = server ? server.close({ timeout: message.timeout, restart: message.type === 'drain' }) : Promise.resolve();
-      void closing.then(
-        () => post({ type: 'closed' }),
-        (error: unknown) => post({ type: 'fatal', error }),
+      if (leaving) return;
+      leaving = true;
+      void closeAndLeave(
+        () => server?.close({ timeout: message.timeout, restart: message.type === 'drain' }),
+        drop,
+        (error) => post({ type: 'fatal', error }),
+        () => {
+          post({ type: 'closed' }); // delivered before the thread's 'exit' event
+          nodeExit(0);
+        },
       );
     }
   });

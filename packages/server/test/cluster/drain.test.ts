@@ -18,7 +18,7 @@ after(async () => {
 });
 
 /** A reconnecting client that lands on `worker` (connections are dealt round-robin), and the close codes it saw. */
-async function clientOn(worker: number): Promise<{ live: Live; codes: number[] }> {
+async function clientOn(c: Cluster, worker: number): Promise<{ live: Live; codes: number[] }> {
   for (let i = 0; i < 12; i++) {
     const codes: number[] = [];
     const live = connect(`ws://127.0.0.1:${c.port}/live`, { minDelay: 10, maxDelay: 50 });
@@ -29,19 +29,36 @@ async function clientOn(worker: number): Promise<{ live: Live; codes: number[] }
   throw new Error(`no client reached worker ${worker}`);
 }
 
-test('a drained worker finishes its requests, sends its clients to the other worker, and is replaced', { timeout: 60_000 }, async () => {
-  const threads = await fromEachWorker(c.port, '/who', 2);
-  const moved = await clientOn(1);
-  const stays = await clientOn(2);
+test('a drained worker finishes its requests, sends its clients to the other worker, and is replaced', { timeout: 60_000 }, () =>
+  drainedAndReplaced(c),
+);
+
+// reusePort: each worker listens on the port itself (no acceptor). Draining closes the worker's
+// own listen socket; the kernel deals new connections to the others.
+test('reusePort mode: the same drain, the worker closing its own listen socket', { timeout: 60_000 }, async () => {
+  const r = await startCluster({ WORKERS: '2', REUSE_PORT: '1' });
   try {
-    await drainedAndReplaced(threads, moved, stays);
+    assert.equal(r.mode, 'reuseport');
+    await drainedAndReplaced(r);
+  } finally {
+    await r.stop();
+  }
+});
+
+async function drainedAndReplaced(c: Cluster) {
+  const threads = await fromEachWorker(c.port, '/who', 2);
+  const moved = await clientOn(c, 1);
+  const stays = await clientOn(c, 2);
+  try {
+    await drainedWith(c, threads, moved, stays);
   } finally {
     moved.live.close();
     stays.live.close();
   }
-});
+}
 
-async function drainedAndReplaced(
+async function drainedWith(
+  c: Cluster,
   threads: Map<number, any>,
   moved: { live: Live; codes: number[] },
   stays: { live: Live; codes: number[] },
@@ -87,13 +104,10 @@ test('refusals: an unknown worker, a worker id that is not one', { timeout: 60_0
   assert.match((await get(c.port, '/drain?worker=x')).body.error, /no worker NaN/);
 });
 
-// Known issue (docs/cluster.md, "Draining a worker"): on a loaded machine the requests in
-// flight on the worker being drained can lose their connection (ECONNRESET) instead of getting
-// their answer; here both drain requests sometimes land on the worker that drains itself, and
-// both are cut. Reported as a todo until it is fixed, not counted as passed.
+// Both drain requests may land on the worker that drains itself: both are in flight on it
+// when it closes, and both get their answer.
 test('refusals: a second drain at once (the last serving worker) is refused, and both requests are answered', {
   timeout: 60_000,
-  todo: 'in-flight requests on a drained worker can be cut on a loaded machine',
 }, async () => {
   const both = await Promise.all([get(c.port, '/drain?worker=1'), get(c.port, '/drain?worker=2')]);
   const errors = both.map((r) => r.body.error).filter((e) => e !== undefined);
