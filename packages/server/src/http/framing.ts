@@ -13,6 +13,7 @@
 import type { UwsRequest, UwsResponse } from '../uws/index.ts';
 import type { Logger } from '../core/logger.ts';
 import { collectHeaderList, headerIn } from './io/request-headers.ts';
+import { warnBadInput } from '../core/bad-input-log.ts';
 
 const DIGITS = /^\d{1,15}$/;
 // The keys as bytes, made once: the addon reads a string key through a heap-allocated UTF-8
@@ -56,7 +57,8 @@ export function framingProblem(ureq: UwsRequest): string | null {
  * is fine for a smuggling attempt). A lone bad request gets its 400 on the next turn.
  */
 export function refuseFraming(ures: UwsResponse, ureq: UwsRequest, problem: string, logger: Logger): void {
-  logger.warn(
+  warnBadInput(
+    logger,
     { method: ureq.getCaseSensitiveMethod(), url: ureq.getUrl(), problem },
     'refused a request with ambiguous framing; closing the connection',
   );

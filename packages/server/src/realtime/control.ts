@@ -25,6 +25,7 @@ import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
+import { warnBadInput } from '../core/bad-input-log.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -226,7 +227,7 @@ export function compileControl(
           return answer(s, errorFrame(ref, 'BAD_FRAME', 'topics must be an array of at most 1000 topics'), false);
         const history = readHistoryRequest(frame);
         if (typeof history === 'string') {
-          log.warn({ ip: s.ip, since: frame.since, last: frame.last }, `websocket subscribe refused: ${history}`);
+          warnBadInput(log, { ip: s.ip, since: frame.since, last: frame.last }, `websocket subscribe refused: ${history}`);
           for (const topic of topics) answer(s, deniedFrame(topic, ref, history), false);
           return;
         }

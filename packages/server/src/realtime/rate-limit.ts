@@ -13,6 +13,7 @@ import { isPromise } from '../http/send-value.ts';
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../core/rate-limit-store.ts';
 import type { Logger } from '../core/logger.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
+import { warnBadInput } from '../core/bad-input-log.ts';
 
 export interface WsRateLimit {
   /** Handshakes per client address (or `key`) in a fixed window; past `max`, 429 with Retry-After. */
@@ -124,7 +125,7 @@ export class UpgradeLimiter {
     if (hit.count <= this.max) return;
     const retry = Math.max(1, Math.ceil((hit.resetAt - Date.now()) / 1000));
     if (hit.count === this.max + 1)
-      log.warn({ key, max: this.max, window: this.windowMs }, 'websocket upgrades over the rate limit: refusing with 429');
+      warnBadInput(log, { key, max: this.max, window: this.windowMs }, 'websocket upgrades over the rate limit: refusing with 429');
     throw new HttpError(429, 'Too Many Requests', { headers: { 'retry-after': String(retry) } });
   }
 

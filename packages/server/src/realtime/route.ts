@@ -16,6 +16,7 @@ import { compileUpgrade, type UpgradeData } from './upgrade.ts';
 import { wsHooksFor, type WsHookLists } from './ws-hooks.ts';
 import { EVENT_RATE_LIMITED, runAroundEvent } from './event-outcome.ts';
 import type { Request } from '../http/io/request.ts';
+import { warnBadInput } from '../core/bad-input-log.ts';
 
 /** uWS keeps the user data given to `upgrade` on the socket object itself. */
 const socketOf = (ws: UwsWebSocket) => (ws as unknown as UpgradeData).socket;
@@ -85,7 +86,7 @@ function compileBehavior(
             queueMicrotask(() => {
               if (!socket.closed) {
                 if (stats !== null) stats.slowClosed++;
-                log.warn({ ip: socket.ip, buffered: socket.bufferedAmount }, 'websocket too slow: closing with 4429');
+                warnBadInput(log, { ip: socket.ip, buffered: socket.bufferedAmount }, 'websocket too slow: closing with 4429');
                 socket.close(CLOSE_TOO_SLOW, 'Too slow: send buffer full');
               }
             });
@@ -132,7 +133,7 @@ function compileBehavior(
   const refuse = (s: Socket<any>, refused: number, ab: ArrayBuffer, isBinary: boolean): void => {
     if (s.closed) return; // frames still in flight after the close: nothing more to say
     if (closeAfter > 0 && refused >= closeAfter) {
-      log.warn({ ip: s.ip, refused, perSecond }, 'websocket kept sending past its rate limit: closing with 4430');
+      warnBadInput(log, { ip: s.ip, refused, perSecond }, 'websocket kept sending past its rate limit: closing with 4430');
       return s.close(CLOSE_RATE_LIMITED, 'Rate limited');
     }
     if (refused === 1) log.debug({ ip: s.ip, perSecond }, 'websocket over its message rate limit');
@@ -176,7 +177,7 @@ function compileBehavior(
       const s = data.socket;
       if (stats !== null) stats.messagesIn++;
       if (ab.byteLength > limit) {
-        log.warn({ ip: s.ip, size: ab.byteLength, limit }, 'websocket message too big: closing with 1009');
+        warnBadInput(log, { ip: s.ip, size: ab.byteLength, limit }, 'websocket message too big: closing with 1009');
         return s.close(CLOSE_TOO_BIG, 'Message too big');
       }
       if (perSecond !== 0) {
@@ -207,7 +208,8 @@ function compileBehavior(
       if (hub.tracksTopics) hub.socketClosing(s, topics);
       hub.presence?.closed(s);
       hub.remove(s);
-      if (code === 1006 && reason !== '') log.warn({ ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');
+      if (code === 1006 && reason !== '')
+        warnBadInput(log, { ip: s.ip, reason }, 'websocket closed by the server core (protocol violation)');
       for (const hook of onSocketClose) safely('onSocketClose hook', hook, s, code, reason);
       if (b.close) safely('close', b.close, s, code, reason);
     },

@@ -13,6 +13,7 @@ import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
 import type { MessageBudget, UpgradeLimiter } from './rate-limit.ts';
 import { runGate, upgradeRefused, type WsHookLists } from './ws-hooks.ts';
+import { warnBadInput } from '../core/bad-input-log.ts';
 
 /** What uWS hands to `open` as the socket's user data. */
 export interface UpgradeData {
@@ -85,7 +86,11 @@ export function compileUpgrade(
   /** Origin check, the onUpgrade hooks, then the route's hook: the socket's data, false, or a promise of either. */
   const decide = (req: Request): unknown => {
     if (!originAllowed(b.allowedOrigins, req)) {
-      log.warn({ origin: req.header('origin'), host: req.header('host'), ip: req.ip }, 'websocket upgrade refused: origin not allowed');
+      warnBadInput(
+        log,
+        { origin: req.header('origin'), host: req.header('host'), ip: req.ip },
+        'websocket upgrade refused: origin not allowed',
+      );
       throw new HttpError(403, 'Origin not allowed');
     }
     const gate = onUpgrade.length === 0 ? undefined : runGate(onUpgrade, upgradeRefused, req);

@@ -15,6 +15,7 @@ import { CLOSE_GOING_AWAY, CLOSE_TOO_BIG } from '../protocol.ts';
 import type { UpgradeData } from '../upgrade.ts';
 import { SseConnection, type SseContext } from './connection.ts';
 import type { SseTopics } from './topics.ts';
+import { warnBadInput } from '../../core/bad-input-log.ts';
 
 export interface FallbackHandlers {
   /** GET <path>: opens a session when the request asks for `text/event-stream`, else yields to the other routes. */
@@ -164,7 +165,7 @@ export class FallbackRoute {
 
   /** A POST over maxPost: 413, and the session closes with 1009 like a WebSocket sent a frame too big. */
   private tooLarge(ures: UwsResponse, c: SseConnection, corked: boolean): void {
-    this.parts.log.warn({ ip: c.socket.ip, limit: this.maxPost }, 'fallback POST too large: 413, closing with 1009');
+    warnBadInput(this.parts.log, { ip: c.socket.ip, limit: this.maxPost }, 'fallback POST too large: 413, closing with 1009');
     const answer = () => {
       ures.writeStatus('413 Payload Too Large').writeHeader('content-type', 'application/json');
       ures.end(errorBody('TOO_LARGE', `At most ${this.maxPost} bytes per POST`), true);
