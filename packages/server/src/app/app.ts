@@ -24,26 +24,19 @@ import { describeHttpRoute, type MountInfo, type RouteInfo, type StaticInfo, typ
 import { checkHookFunction } from '../http/hooks.ts';
 import { requestIdHook } from '../http/observe/request-id-hook.ts';
 import { accessLogHook } from '../http/observe/access-log.ts';
-import { emptyAppHooks, isAppLevelHook, runBeforeListen, runOnListen, type AppHookLists, type AppHooks } from './hooks.ts';
+import { emptyAppHooks, isAppLevelHook, type AppHookLists, type AppHooks } from './hooks.ts';
 import type { Request } from '../http/io/request.ts';
 import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
 import type { Schema } from '../http/validation.ts';
-import {
-  checkListenArguments,
-  listeningLog,
-  resolveAppOptions,
-  type AppOptions,
-  type ListenOptions,
-  type ResolvedOptions,
-} from './options.ts';
+import { resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
 import { compileApp, notFoundError } from './compile.ts';
-import { closeOnSignals, listenOn, makeServer, type Running, type Server } from './server.ts';
+import type { Running, Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { dropConnections } from './abort.ts';
-import { Loopback } from './loopback.ts';
+import { Lifecycle } from './lifecycle.ts';
 import { WsStats } from '../realtime/stats.ts';
 import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-setup.ts';
 import { Rpc } from '../core/rpc.ts';
@@ -85,7 +78,6 @@ export class App extends Scope<AppHooks> {
   private readonly appHooks: AppHookLists = emptyAppHooks();
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
-  private server: Server | undefined;
   private readonly dedup = new DedupTable();
   private loading: Promise<unknown>[] = [];
   /** Replaced once, by joinCluster(): the cluster's bus is known only then. */
@@ -95,8 +87,8 @@ export class App extends Scope<AppHooks> {
   private readonly wsRoutes: WsRouteSpec[] = [];
   /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
   private readonly served: (MountInfo | StaticInfo)[] = [];
-  private started: Promise<Running> | undefined;
-  private loopback: Loopback | undefined;
+  /** Starting, listening and closing (lifecycle.ts). */
+  private readonly lifecycle: Lifecycle;
   /** The cluster this app joined (joinCluster), if any. */
   private member: ClusterMember | undefined;
   private readonly place: ClusterPlace;
@@ -108,6 +100,13 @@ export class App extends Scope<AppHooks> {
   constructor(options: AppOptions = {}) {
     super();
     this.config = resolveAppOptions(options);
+    this.lifecycle = new Lifecycle({
+      hooks: this.appHooks,
+      tls: this.config.tls !== undefined,
+      settings: () => this._settings,
+      onClose: (hook) => this.onClose(hook),
+      start: () => this.start(),
+    });
     this._settings = Object.freeze({ ...this.config.settings, state: { draining: false, app: this } });
     // Request ids and access logs are hooks on the app, first in line (docs/logging.md).
     if (this._settings.requestId !== null) this.addHook('onRequest', requestIdHook(this._settings.requestId));
@@ -134,7 +133,7 @@ export class App extends Scope<AppHooks> {
    * of a cluster"). Once, before the app starts.
    */
   joinCluster(member: ClusterMember): this {
-    if (this.started !== undefined) throw new Error('app.joinCluster() must be called before the app starts');
+    if (this.lifecycle.hasStarted) throw new Error('app.joinCluster() must be called before the app starts');
     if (this.member !== undefined) throw new Error('app.joinCluster(): this app already joined a cluster');
     const own = this.config.bus;
     const logger = childLogger(this._settings.logger, { worker: member.worker });
@@ -261,7 +260,7 @@ export class App extends Scope<AppHooks> {
    * listen(). See docs/realtime.md, "Topic options".
    */
   topic<const P extends string, const O extends TopicOptions>(pattern: P, options: O): this & WithTopicOptions<P, O> {
-    if (this.started !== undefined) throw new Error('app.topic() must be called before listen()');
+    if (this.lifecycle.hasStarted) throw new Error('app.topic() must be called before listen()');
     this.declareTopic(this.hub, pattern, options);
     this.topicDecls.push([pattern, options]);
     return this as this & WithTopicOptions<P, O>;
@@ -406,26 +405,8 @@ export class App extends Scope<AppHooks> {
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
-  async listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
-    checkListenArguments(port, hostOrOptions, arguments.length);
-    const extra = typeof hostOrOptions === 'string' ? { host: hostOrOptions } : (hostOrOptions ?? {});
-    const opts: ListenOptions = typeof port === 'number' ? { ...extra, port } : { ...extra, ...port };
-    const requested = opts.port ?? 0;
-    const host = opts.host ?? '0.0.0.0';
-    if (!Number.isInteger(requested) || requested < 0 || requested > 65535) throw new TypeError(`Invalid port ${requested}`);
-    if (this.server) throw new Error('This app is already listening');
-    const run = await this.startOnce();
-    await runBeforeListen(this.appHooks, host, requested);
-    const { socket, port: p } = await listenOn(run.uws, host, requested);
-    const server = makeServer(run, socket, host, p);
-    this.server = server;
-    if (opts.signals) {
-      const signals = opts.signals === true ? (['SIGTERM', 'SIGINT'] as NodeJS.Signals[]) : opts.signals;
-      this.onClose(closeOnSignals(server, signals, opts.shutdownTimeout ?? 10_000, this._settings));
-    }
-    this.logger.info(...listeningLog(host, p, this.config.tls !== undefined));
-    await runOnListen(this.appHooks, host, p, this.logger);
-    return server;
+  listen(port: number | ListenOptions = 0, hostOrOptions?: string | ListenOptions): Promise<Server> {
+    return this.lifecycle.listen(port, hostOrOptions, arguments.length);
   }
 
   /**
@@ -435,13 +416,8 @@ export class App extends Scope<AppHooks> {
    * whose close() drains like listen()'s (remove the descriptor from the acceptor first).
    * Advanced: cluster() uses it (docs/cluster.md, "The App's side of a cluster").
    */
-  async startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
-    if (this.server) throw new Error('This app is already started');
-    const run = await this.startOnce();
-    await runBeforeListen(this.appHooks, host, port);
-    const server = makeServer(run, null, host, port);
-    this.server = server;
-    return { descriptor: run.uws.getDescriptor(), server };
+  startForAcceptor(port: number, host = '0.0.0.0'): Promise<{ descriptor: number; server: Server }> {
+    return this.lifecycle.startForAcceptor(port, host);
   }
 
   /**
@@ -451,39 +427,23 @@ export class App extends Scope<AppHooks> {
    * an internal loopback port, opened on demand and closed when idle (docs/testing.md).
    */
   request(input: string | URL | globalThis.Request, init?: RequestInit): Promise<globalThis.Response> {
-    this.loopback ??= new Loopback(async () => (await this.startOnce()).uws);
-    return this.loopback.request(input, init);
+    return this.lifecycle.request(input, init);
   }
 
   /**
    * Closes the app: the server from listen() (as `server.close()` does), or, when only
    * app.request() started it, its internal port, sockets and bus. Idempotent.
    */
-  async close(options: { timeout?: number } = {}): Promise<void> {
-    this.loopback?.close();
-    if (this.server) return this.server.close(options);
-    if (this.started === undefined) return;
-    const run = await this.started;
-    this.server ??= makeServer(run, null, '127.0.0.1', 0);
-    return this.server.close(options);
-  }
-
-  /** Starts once, whoever asks first (listen, request, an acceptor). */
-  private startOnce(): Promise<Running> {
-    return (this.started ??= this.start());
+  close(options: { timeout?: number } = {}): Promise<void> {
+    return this.lifecycle.close(options);
   }
 
   /**
    * Listens on a port other threads of this process share with SO_REUSEPORT (cluster workers
    * with `reusePort` on Linux; the port must already be resolved). Advanced: cluster() uses it.
    */
-  async listenShared(port: number, host: string): Promise<Server> {
-    if (this.server) throw new Error('This app is already started');
-    const run = await this.startOnce();
-    await runBeforeListen(this.appHooks, host, port);
-    const { socket } = await listenOn(run.uws, host, port, true);
-    this.server = makeServer(run, socket, host, port);
-    return this.server;
+  listenShared(port: number, host: string): Promise<Server> {
+    return this.lifecycle.listenShared(port, host);
   }
 
   /**
@@ -552,7 +512,7 @@ export class App extends Scope<AppHooks> {
       tracker: this.tracker,
       uws,
       closeHooks: this.closeHooks,
-      stopAccepting: () => this.loopback?.close(),
+      stopAccepting: () => this.lifecycle.stopAccepting(),
     };
   }
 }
