@@ -281,8 +281,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       // subscribes again after the reconnect's backoff. Not once its last listener left (an
       // entry is never reused: a new subscribe makes another), nor when a reconnect
       // resubscribed it meanwhile (another ref), nor while offline (the reconnect will).
-      if (m.reason === 'unavailable')
-        return setTimeout(() => t.l.size && t.r === m.ref && isOpen() && sub(m.topic, t), backoff(t.a++));
+      if (m.reason === 'unavailable') return setTimeout(() => t.l.size && t.r === m.ref && isOpen() && sub(m.topic, t), backoff(t.a++));
       topics.delete(m.topic);
       const err = new ClientError('DENIED', `Subscription to "${m.topic}" denied${m.reason ? `: ${m.reason}` : ''}`, { topic: m.topic });
       let hooked = false;
