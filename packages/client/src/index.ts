@@ -48,26 +48,20 @@ type Listener = [(event: string, data: unknown) => void, ((e: ClientError) => vo
 interface TopicEntry {
   r: number;
   l: Set<Listener>;
-  /** History topics: the last position seen (offset, epoch), and whether the pending subscribe sent it. */
+  /** History topics: the last position seen (offset, epoch), and whether the pending subscribe sent it (0: no). */
   o?: number;
   p?: string;
-  v?: boolean;
+  v?: boolean | 0;
   /** `last` asked by the first listener, for a subscribe sent later (the client was offline). */
   n?: number;
+  /** Subscribes answered `unavailable` in a row: the backoff's attempt for this topic. */
+  a: number;
 }
 
 type Frame = string | ArrayBufferLike | ArrayBufferView | Blob;
 
-/** Close codes after which the client does not reconnect (docs/protocol.md; the server's TERMINAL_CLOSE_CODES). */
-const TERMINAL = [1008, 4401, 4403];
-/** Most topics the server takes in one subscribe frame. */
-const BATCH = 1000;
-/** A connection that stayed open this long resets the backoff. */
-const STABLE_MS = 5000;
 // `[{"topic"…` is a batch of events (servers that coalesce publishes).
 const PROTOCOL_FRAME = /^\[?\{"(?:topic|event|type)"/;
-
-const NO_WEBSOCKET = '@tachyon/client: no global WebSocket (Node.js < 22): pass connect(url, { WebSocket })';
 
 /**
  * Opens a realtime connection. `E` maps server → client event names to their data;
@@ -97,7 +91,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   // "WS is not a constructor", which names neither the cause nor the fix.
   if (!transports.length || transports.some((t) => t !== 'websocket' && t !== 'sse'))
     throw new TypeError("@tachyon/client: transports must list 'websocket' and/or 'sse'");
-  if (transports.includes('websocket') && typeof WS !== 'function') throw new TypeError(NO_WEBSOCKET);
+  if (transports.includes('websocket') && typeof WS !== 'function')
+    throw new TypeError('@tachyon/client: no global WebSocket (Node.js < 22): pass connect(url, { WebSocket })');
   /** The transport in use: the first one, then the next each time one fails before it opens. */
   let transport = 0;
   let openTimer: ReturnType<typeof setTimeout> | undefined;
@@ -148,6 +143,13 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     return () => void set.delete(item);
   };
   const isOpen = () => status === 'open';
+  /**
+   * The delay before attempt `n` (from 0): full jitter below minDelay × factor^n, capped at
+   * maxDelay. `slow` (1: the server said 4429, "too slow") waits as if 4 attempts had failed,
+   * and at least half that cap: (random + 1) × cap / 2.
+   */
+  const backoff = (n: number, slow = 0) =>
+    Math.round(((Math.random() + slow) * Math.min(maxDelay, minDelay * factor ** Math.max(n, 4 * slow))) / (1 + slow));
   const send = (frame: object) => ws!.send(JSON.stringify(frame));
   /**
    * Subscribes one topic on its own frame: from its position when it has one (history: the
@@ -160,29 +162,27 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       ...((t.v = t.p !== undefined) ? { since: { offset: t.o, epoch: t.p } } : { last: t.n }),
       ref: (t.r = ++ref),
     });
-  const setStatus = (s: Status, info: StatusInfo = {}) => {
+  const setStatus = (s: Status, info: StatusInfo) => {
     status = s;
     for (const f of statusFns) call(f, s, info);
   };
 
   /** Sends now when open, else queues; false when the queue is full or the client closed. */
-  const out = (frame: Frame, r = 0): boolean => {
-    if (isOpen()) ws!.send(frame);
-    else if (status === 'closed' || queue.length >= maxQueue) return false;
-    else queue.push([frame, r]);
-    return true;
-  };
+  const out = (frame: Frame, r = 0): boolean =>
+    isOpen() ? (ws!.send(frame), true) : status !== 'closed' && queue.length < maxQueue && queue.push([frame, r]) > 0;
 
-  /** Settles request `r` with an error (and forgets it, queued frame included). */
-  const fail = (r: number, e: ClientError) => {
+  /** Takes request `r` out (its timer, its frame if still queued) to settle it; undefined if unknown. */
+  const take = (r: number) => {
     const p = pending.get(r);
     if (p) {
       pending.delete(r);
       clearTimeout(p.t);
       if (!p.s) queue = queue.filter((q) => q[1] !== r);
-      p.n(e);
     }
+    return p;
   };
+  /** Settles request `r` with an error. */
+  const fail = (r: number, e: ClientError) => take(r)?.n(e);
 
   /** Sends a frame that expects an answer with the same ref. */
   const ask = (frame: { type: string; event?: string; data?: unknown; topic?: string }, o?: RequestOptions) =>
@@ -241,18 +241,17 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     // A reply that is not JSON (a BigInt, a cycle) throws in reply(): CLIENT_ERROR with that message.
     new Promise((y) => y(h(m.data)))
       .then((data) => reply({ data }))
-      .catch((e) => reply({ error: { code: 'CLIENT_ERROR', message: e instanceof Error ? e.message : String(e) } }));
+      .catch((e) => reply({ error: { code: 'CLIENT_ERROR', message: String(e?.message ?? e) } }));
   };
 
   const onMessage = (m: any) => {
     const type = m.type;
     if (type === 'request') return onRequest(m);
+    const t = topics.get(m.topic);
     if (type === undefined) {
       if (m.topic === undefined) {
         for (const [e, f] of direct) if (e === m.event) call(f, m.data);
-      } else {
-        const t = topics.get(m.topic);
-        if (!t) return;
+      } else if (t) {
         // History topics: offsets grow by one. In this epoch, one already seen is a duplicate (a
         // replay overlapping live traffic); one past the next is a gap (the bus lost some): ask
         // for what followed the position, as after a reconnect (the replay brings this one too).
@@ -268,37 +267,33 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
       }
       return;
     }
-    const p = pending.get(m.ref);
-    if (type === 'reply' || type === 'pong') {
-      if (p) {
-        pending.delete(m.ref);
-        clearTimeout(p.t);
-        p.y(m.data);
-      }
-    } else if (type === 'error') {
+    if (type === 'reply' || type === 'pong') take(m.ref)?.y(m.data);
+    else if (type === 'error') {
+      const p = take(m.ref);
       const err = new ClientError(m.code, m.message, { issues: m.issues, event: p?.e });
-      if (p) fail(m.ref, err);
+      if (p) p.n(err);
       else report(err);
+    } else if (!t || t.r !== m.ref) {
+      // An answer to an older subscribe of this topic (unsubscribed, or resubscribed since), or `unsubscribed`: nothing to do.
     } else if (type === 'denied') {
-      const t = topics.get(m.topic);
-      if (t && t.r === m.ref) {
-        topics.delete(m.topic);
-        const err = new ClientError('DENIED', `Subscription to "${m.topic}" denied${m.reason ? `: ${m.reason}` : ''}`, { topic: m.topic });
-        let hooked = false;
-        for (const [, h] of t.l) if (h) (hooked = true), call(h, err);
-        if (!hooked) report(err);
-      }
+      // `unavailable`: the server could not read the topic's history for now (its store is
+      // reconnecting). Not a refusal: the topic stays, with its listeners and position, and
+      // subscribes again after the reconnect's backoff. Not once its last listener left (an
+      // entry is never reused: a new subscribe makes another), nor when a reconnect
+      // resubscribed it meanwhile (another ref), nor while offline (the reconnect will).
+      if (m.reason === 'unavailable') return setTimeout(() => t.l.size && t.r === m.ref && isOpen() && sub(m.topic, t), backoff(t.a++));
+      topics.delete(m.topic);
+      const err = new ClientError('DENIED', `Subscription to "${m.topic}" denied${m.reason ? `: ${m.reason}` : ''}`, { topic: m.topic });
+      let hooked = false;
+      for (const [, h] of t.l) if (h) (hooked = true), call(h, err);
+      if (!hooked) report(err);
     } else if (type === 'subscribed') {
-      const t = topics.get(m.topic);
-      if (t && t.r === m.ref) {
-        const info: SubscribeInfo = { recovering: !!t.v, recovered: !!m.recovered };
-        // History topics: the position now (what followed it is live traffic).
-        if (typeof m.offset === 'number') (t.o = info.offset = m.offset), (t.p = info.epoch = m.epoch);
-        t.v = false;
-        for (const [, , h] of t.l) if (h) call(h, info);
-      }
+      const info: SubscribeInfo = { recovering: !!t.v, recovered: !!m.recovered };
+      // History topics: the position now (what followed it is live traffic).
+      if (typeof m.offset === 'number') (t.o = info.offset = m.offset), (t.p = info.epoch = m.epoch);
+      t.v = t.a = 0; // recovered (or not) now; the next `unavailable` waits from minDelay again
+      for (const [, , h] of t.l) if (h) call(h, info);
     }
-    // unsubscribed: nothing to do
   };
 
   /** A terminal close: reject everything, never reconnect. */
@@ -311,16 +306,18 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
     s?.close(1000);
     queue = [];
     const e = new ClientError('CLOSED', `Connection closed (code ${code}${reason ? `: ${reason}` : ''})`);
-    for (const r of pending.keys()) fail(r, e); // a Map walk survives deleting the entry it is on
+    for (const [r] of pending) fail(r, e); // a Map walk survives deleting the entry it is on
     readyNo(e);
     setStatus('closed', { code, reason });
   };
 
   const lost = (code: number, reason: string) => {
     ws = undefined;
-    if (openedAt && Date.now() - openedAt >= STABLE_MS) attempt = 0;
+    // A connection that stayed open 5 s resets the backoff.
+    if (openedAt && Date.now() - openedAt >= 5000) attempt = 0;
     openedAt = 0;
-    if (TERMINAL.includes(code) || attempt >= maxRetries) return shutdown(code, reason);
+    // Close codes after which the client does not reconnect (docs/protocol.md; the server's TERMINAL_CLOSE_CODES).
+    if ([1008, 4401, 4403].includes(code) || attempt >= maxRetries) return shutdown(code, reason);
     // Requests already sent can no longer get their reply: the outcome is unknown. Those with
     // retries left go again, first in the queue, with their key: the server runs them once.
     for (const [r, p] of pending) {
@@ -329,10 +326,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
           ? ((p.s = false), queue.push([p.f, r]))
           : fail(r, new ClientError('CONNECTION_LOST', `Connection lost before the reply to "${p.e}" (${code})`, { event: p.e }));
     }
-    // Full jitter. 4429 ("too slow") waits as if 4 attempts had failed, and at least half that cap.
-    const slow = code === 4429;
-    const cap = Math.min(maxDelay, minDelay * factor ** (slow ? Math.max(attempt, 4) : attempt));
-    const delay = Math.round(slow ? cap / 2 + (Math.random() * cap) / 2 : Math.random() * cap);
+    const delay = backoff(attempt, +(code === 4429));
     attempt++;
     retry = setTimeout(() => {
       try {
@@ -426,7 +420,8 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
             all.push(name);
           }
         }
-        for (let i = 0; i < all.length; i += BATCH) send({ type: 'subscribe', topics: all.slice(i, i + BATCH), ref: r });
+        // 1000: the most topics the server takes in one subscribe frame.
+        for (let i = 0; i < all.length; i += 1000) send({ type: 'subscribe', topics: all.slice(i, i + 1000), ref: r });
       }
       const q = queue;
       queue = [];
@@ -436,7 +431,7 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
         s.send(frame);
       }
       readyYes();
-      if (was !== 'open') setStatus('open');
+      if (was !== 'open') setStatus('open', {});
     };
     s.onmessage = (ev: { data: string | ArrayBuffer }) => {
       if (s === ws) onFrame(ev.data);
@@ -452,15 +447,14 @@ export function connect<E = EventMap, R = RequestMap, H = HandlerMap>(
   const listen = (topic: string, f: (event: string, data: unknown) => void, o?: SubscribeOptions): Unsubscribe => {
     let t = topics.get(topic);
     if (!t) {
-      topics.set(topic, (t = { r: 0, l: new Set(), n: o?.last }));
+      topics.set(topic, (t = { r: 0, l: new Set(), n: o?.last, a: 0 }));
       // `last` counts on the first frame only: a reconnect resumes from the position instead.
       if (isOpen()) sub(topic, t);
     }
     const entry: Listener = [f, o?.onDenied, o?.onSubscribed];
-    const entryTopic = t;
-    entryTopic.l.add(entry);
+    t.l.add(entry);
     return () => {
-      if (entryTopic.l.delete(entry) && !entryTopic.l.size && topics.get(topic) === entryTopic) {
+      if (t!.l.delete(entry) && !t!.l.size && topics.get(topic) === t) {
         topics.delete(topic);
         if (isOpen()) send({ type: 'unsubscribe', topic });
       }

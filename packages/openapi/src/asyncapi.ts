@@ -67,7 +67,16 @@ const CONTROL: Record<string, [string, JsonSchema]> = {
         topic: TOPIC,
         ref: REF,
         reason: {
-          enum: ['invalid topic', 'reserved topic', 'not allowed', 'error', 'invalid since', 'invalid last', 'too many subscriptions'],
+          enum: [
+            'invalid topic',
+            'reserved topic',
+            'not allowed',
+            'error',
+            'unavailable',
+            'invalid since',
+            'invalid last',
+            'too many subscriptions',
+          ],
         },
       },
       ['topic', 'reason'],

@@ -149,9 +149,14 @@ export class HistoryEngine {
     );
   }
 
+  /**
+   * The store could not be read (Redis reconnecting, or past its pending bound): a failure that
+   * may pass, so the reason is `unavailable`, not `error`. A client keeps the topic and asks
+   * again after a backoff (docs/protocol.md); `error` would make it drop the topic for good.
+   */
   private readFailed(err: unknown, s: Socket<any>, topic: string, ref: number | undefined, async: boolean): void {
-    this.logger.error({ err, topic }, 'history: store read failed; subscribe denied');
-    send(s, deniedFrame(topic, ref, 'error'), async);
+    this.logger.error({ err, topic }, 'history: store read failed; subscribe denied (unavailable)');
+    send(s, deniedFrame(topic, ref, 'unavailable'), async);
   }
 
   private finish(
