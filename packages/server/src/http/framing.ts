@@ -13,7 +13,7 @@
 import type { UwsRequest, UwsResponse } from '../uws/index.ts';
 import type { Logger } from '../core/logger.ts';
 import { collectHeaderList, headerIn } from './io/request-headers.ts';
-import { warnBadInput } from '../core/bad-input-log.ts';
+import { warnBadInput } from '../core/throttled-log.ts';
 
 const DIGITS = /^\d{1,15}$/;
 // The keys as bytes, made once: the addon reads a string key through a heap-allocated UTF-8

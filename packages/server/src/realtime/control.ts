@@ -25,7 +25,7 @@ import { compilePresenceRead } from './presence/read.ts';
 import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
-import { warnBadInput } from '../core/bad-input-log.ts';
+import { warnBadInput } from '../core/throttled-log.ts';
 
 interface CompiledEvent {
   validate: Validator | null;

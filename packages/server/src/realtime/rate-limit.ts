@@ -13,7 +13,7 @@ import { isPromise } from '../http/send-value.ts';
 import { MemoryRateLimitStore, type RateLimitHit, type RateLimitStore } from '../core/rate-limit-store.ts';
 import type { Logger } from '../core/logger.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
-import { warnBadInput } from '../core/bad-input-log.ts';
+import { warnBadInput } from '../core/throttled-log.ts';
 
 export interface WsRateLimit {
   /** Handshakes per client address (or `key`) in a fixed window; past `max`, 429 with Retry-After. */

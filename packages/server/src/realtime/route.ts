@@ -16,7 +16,7 @@ import { compileUpgrade, type UpgradeData } from './upgrade.ts';
 import { wsHooksFor, type WsHookLists } from './ws-hooks.ts';
 import { EVENT_RATE_LIMITED, runAroundEvent } from './event-outcome.ts';
 import type { Request } from '../http/io/request.ts';
-import { warnBadInput } from '../core/bad-input-log.ts';
+import { warnBadInput } from '../core/throttled-log.ts';
 
 /** uWS keeps the user data given to `upgrade` on the socket object itself. */
 const socketOf = (ws: UwsWebSocket) => (ws as unknown as UpgradeData).socket;

@@ -13,7 +13,7 @@ import { refuseWsVersion } from './handshake.ts';
 import { Socket, type SocketPolicy } from './socket.ts';
 import type { MessageBudget, UpgradeLimiter } from './rate-limit.ts';
 import { runGate, upgradeRefused, type WsHookLists } from './ws-hooks.ts';
-import { warnBadInput } from '../core/bad-input-log.ts';
+import { warnBadInput } from '../core/throttled-log.ts';
 
 /** What uWS hands to `open` as the socket's user data. */
 export interface UpgradeData {

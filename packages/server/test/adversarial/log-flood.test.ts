@@ -1,16 +1,16 @@
-// A flood of bad input does not flood the log (core/bad-input-log.ts): the first lines of each
+// A flood of bad input does not flood the log (core/throttled-log.ts): the first lines of each
 // kind are written, the rest counted and summarized at the end of the window. Real sockets.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BadInputLog } from '../../src/core/bad-input-log.ts';
+import { ThrottledLog } from '../../src/core/throttled-log.ts';
 import { App } from '../../src/index.ts';
 import { rawRequest, recordingLogger, sleep, start, statusOf } from '../helpers.ts';
 
-test('BadInputLog: a burst per message and window, then one summary line with the count left out', async () => {
+test('ThrottledLog: a burst per message and window, then one summary line with the count left out', async () => {
   const log = recordingLogger();
-  const limited = new BadInputLog(log.logger, { burst: 3, windowMs: 80 });
-  for (let i = 0; i < 10; i++) limited.warn({ i }, 'frame too big');
-  limited.warn({ other: true }, 'origin refused');
+  const limited = new ThrottledLog(log.logger, { burst: 3, windowMs: 80 });
+  for (let i = 0; i < 10; i++) limited.write('warn', { i }, 'frame too big');
+  limited.write('warn', { other: true }, 'origin refused');
   assert.deepEqual(
     log.entries.map((e) => [e.msg, e.obj]),
     [
@@ -24,26 +24,26 @@ test('BadInputLog: a burst per message and window, then one summary line with th
   await sleep(150);
   assert.deepEqual(log.entries.at(-1), { level: 'warn', obj: { suppressed: 7, windowMs: 80 }, msg: 'frame too big' });
   // After the summary a new window starts: its burst is written again.
-  limited.warn({ i: 10 }, 'frame too big');
+  limited.write('warn', { i: 10 }, 'frame too big');
   assert.deepEqual(log.entries.at(-1)?.obj, { i: 10 });
   assert.equal(log.entries.length, 6);
 });
 
-test('BadInputLog: a window that never overflowed writes no summary', async () => {
+test('ThrottledLog: a window that never overflowed writes no summary', async () => {
   const log = recordingLogger();
-  const limited = new BadInputLog(log.logger, { burst: 5, windowMs: 30 });
-  for (let i = 0; i < 5; i++) limited.warn({ i }, 'x');
+  const limited = new ThrottledLog(log.logger, { burst: 5, windowMs: 30 });
+  for (let i = 0; i < 5; i++) limited.write('warn', { i }, 'x');
   await sleep(80);
-  for (let i = 5; i < 10; i++) limited.warn({ i }, 'x');
+  for (let i = 5; i < 10; i++) limited.write('warn', { i }, 'x');
   assert.equal(log.entries.length, 10, 'two full bursts, no summary');
   assert.ok(log.entries.every((e) => !('suppressed' in (e.obj as object))));
 });
 
-test('BadInputLog: messages beyond the tracked kinds are written, not tracked without bound', () => {
+test('ThrottledLog: messages beyond the tracked kinds are written, not tracked without bound', () => {
   const log = recordingLogger();
-  const limited = new BadInputLog(log.logger, { burst: 1 });
-  for (let i = 0; i < 300; i++) limited.warn({}, `kind ${i}`);
-  for (let i = 0; i < 3; i++) limited.warn({}, 'kind 299');
+  const limited = new ThrottledLog(log.logger, { burst: 1 });
+  for (let i = 0; i < 300; i++) limited.write('warn', {}, `kind ${i}`);
+  for (let i = 0; i < 3; i++) limited.write('warn', {}, 'kind 299');
   assert.equal(log.entries.length, 303, 'the first 256 kinds get their burst; past that, every line');
 });
 

@@ -15,7 +15,7 @@ import { CLOSE_GOING_AWAY, CLOSE_TOO_BIG } from '../protocol.ts';
 import type { UpgradeData } from '../upgrade.ts';
 import { SseConnection, type SseContext } from './connection.ts';
 import type { SseTopics } from './topics.ts';
-import { warnBadInput } from '../../core/bad-input-log.ts';
+import { warnBadInput } from '../../core/throttled-log.ts';
 
 export interface FallbackHandlers {
   /** GET <path>: opens a session when the request asks for `text/event-stream`, else yields to the other routes. */

@@ -18,6 +18,7 @@ import { positionedSubscribedFrame } from './frames.ts';
 import { MemoryHistoryStore } from './memory.ts';
 import type { HistoryOptions } from './options.ts';
 import type { Appended, HistoryRead, HistoryRequest, HistoryStore } from './store.ts';
+import { logThrottled } from '../../core/throttled-log.ts';
 
 /**
  * Delivers an envelope to local subscribers (except `from`, a publishing socket) and the bus,
@@ -106,8 +107,8 @@ export class HistoryEngine {
     meta: BusMeta | undefined,
   ): boolean {
     const n = ++this.appendFailures;
-    if ((n & (n - 1)) === 0)
-      this.logger.error({ err, topic, failures: n }, 'history: store append failed; published live without a position');
+    // One per publish while the store is down: throttled, with the running count.
+    logThrottled(this.logger, 'error', { err, topic, failures: n }, 'history: store append failed; published live without a position');
     return this.deliver(topic, topicEnvelope(topic, event, json), from, meta);
   }
 
@@ -155,7 +156,8 @@ export class HistoryEngine {
    * again after a backoff (docs/protocol.md); `error` would make it drop the topic for good.
    */
   private readFailed(err: unknown, s: Socket<any>, topic: string, ref: number | undefined, async: boolean): void {
-    this.logger.error({ err, topic }, 'history: store read failed; subscribe denied (unavailable)');
+    // Clients retry an `unavailable` subscribe: one line per client per retry while the store is down, throttled.
+    logThrottled(this.logger, 'error', { err, topic }, 'history: store read failed; subscribe denied (unavailable)');
     send(s, deniedFrame(topic, ref, 'unavailable'), async);
   }
 
