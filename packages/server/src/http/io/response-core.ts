@@ -98,6 +98,7 @@ export class ResponseCore {
   /** performance.now() at the start, when an onResponse hook wants the duration (else 0: nothing is counted). @internal */ _t0 = 0;
   /** Body bytes written, counted only when `_t0` is set. @internal */ _bytes = 0;
   /** The onSend hooks are running (they may still set headers): an end() meanwhile writes directly. @internal */ _inSend = false;
+  /** Where the in-flight tracker (http/tracker.ts) holds this response, -1 when it does not. @internal */ _inflightAt = -1;
 
   /** @internal */
   constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
