@@ -258,7 +258,7 @@ export abstract class ResponseCore {
 
   /** @internal */
   _corked(op: number, arg: Body | undefined): boolean {
-    if (this._sync) return this._op(op, arg);
+    if (this._sync) return op === OP_END ? this._opEnd(arg) : this._op(op, arg);
     corkRes = this;
     corkOp = op;
     corkArg = arg;
@@ -272,6 +272,7 @@ export abstract class ResponseCore {
 
   /** @internal */
   _op(op: number, arg: Body | undefined): boolean {
+    if (op === OP_END) return this._opEnd(arg);
     const u = this._uws;
     if (this._t0 !== 0) this._countBytes(op, arg);
     if (op === OP_WRITE) return u.write(arg!);
@@ -289,9 +290,7 @@ export abstract class ResponseCore {
       this._settle(DONE);
       return true;
     }
-    if (this._status !== 200) u.writeStatus(statusLine(this._status));
-    const h = this._headers;
-    if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
+    this._writeHead();
     if (op === OP_BEGIN) {
       if (!this._head && this._closeAfter()) u.writeHeader('connection', 'close');
       this._state = STREAMING;
@@ -304,13 +303,33 @@ export abstract class ResponseCore {
       });
       return true;
     }
-    const status = this._status;
-    if (op === OP_END_HEAD) this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
-    else if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
-    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
-    else u.end(arg, this._closeAfter());
+    const status = this._status; // OP_END_HEAD
+    this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
     this._settle(DONE);
     return true;
+  }
+
+  /**
+   * OP_END, what nearly every response does: a method of its own, small enough for V8 to
+   * inline where the response ends (_op, with every kind of write, is too large). @internal
+   */
+  _opEnd(arg: Body | undefined): boolean {
+    if (this._t0 !== 0) this._countBytes(OP_END, arg);
+    this._writeHead();
+    const status = this._status;
+    if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
+    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
+    else this._uws.end(arg, this._closeAfter());
+    this._settle(DONE);
+    return true;
+  }
+
+  /** Status line (when not 200) and header lines, before the body or the end. @internal */
+  _writeHead(): void {
+    const u = this._uws;
+    if (this._status !== 200) u.writeStatus(statusLine(this._status));
+    const h = this._headers;
+    if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
   }
 
   /** Body bytes for the access log (HEAD and bodiless statuses send none). */
