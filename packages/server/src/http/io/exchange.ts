@@ -83,6 +83,16 @@ export function handOver(res: ResponseCore): void {
   res._handOver();
 }
 
+/** This response's index in the in-flight tracker's list, -1 when not tracked (http/tracker.ts). @internal */
+export function inflightAt(res: ResponseCore): number {
+  return res._inflightAt;
+}
+
+/** Records where the in-flight tracker holds this response (-1: released). @internal */
+export function setInflightAt(res: ResponseCore, at: number): void {
+  res._inflightAt = at;
+}
+
 // ----- what a settled response reports -----------------------------------------------
 
 /** The request a response answers. @internal */

@@ -76,36 +76,60 @@ export const OP_END_STREAM = 3;
 export const OP_TRY_END = 4; // a chunk of a body whose total length is known
 export const OP_END_HEAD = 5; // HEAD answer for a streamed body: headers, length if known
 
-export class ResponseCore {
-  /** @internal */ _uws: UwsResponse;
-  /** @internal */ _req!: ResponseRequest;
-  /** @internal */ _settings: Settings;
-  /** @internal */ _hooks: ResponseHooks;
-  /** @internal */ _status = 200;
-  /** @internal */ _headers: string[] | null = null;
-  /** @internal */ _state: number = OPEN;
-  /** @internal */ _sync = true;
-  /** @internal */ _head: boolean;
-  /** @internal */ _tls: boolean;
-  /** @internal */ _reader: BodyReader | null = null;
-  /** @internal */ _deadline = 0;
-  /** res.stream(…, { shutdown: 'finish' }): a finite body that shutdown lets finish. @internal */ _finishOnShutdown = false;
-  /** What the chain returned, while the timeout clock runs (see _startDeadline). @internal */ _chain: Promise<void> | undefined =
-    undefined;
-  /** @internal */ _drain: (() => void) | null = null;
-  /** @internal */ _remote: string | undefined = undefined;
-  /** Set while this response leads a deduplicated group. @internal */ _dedupKey: string | null = null;
-  /** performance.now() at the start, when an onResponse hook wants the duration (else 0: nothing is counted). @internal */ _t0 = 0;
-  /** Body bytes written, counted only when `_t0` is set. @internal */ _bytes = 0;
-  /** The onSend hooks are running (they may still set headers): an end() meanwhile writes directly. @internal */ _inSend = false;
+/**
+ * The state and the writes of a response. Never constructed itself: Response (response.ts)
+ * takes these methods through its prototype and sets the fields with `_init`, as a base
+ * class. (A derived class cost about 290 instructions per response on the pipelined GET:
+ * TurboFan inlines `new Response(…)` into the route's callback, but not the base class's
+ * constructor behind `super()`, which then ran through V8's generic construct stub.)
+ */
+export abstract class ResponseCore {
+  /** @internal */ declare _uws: UwsResponse;
+  /** @internal */ declare _req: ResponseRequest;
+  /** @internal */ declare _settings: Settings;
+  /** @internal */ declare _hooks: ResponseHooks;
+  /** @internal */ declare _status: number;
+  /** @internal */ declare _headers: string[] | null;
+  /** @internal */ declare _state: number;
+  /** @internal */ declare _sync: boolean;
+  /** @internal */ declare _head: boolean;
+  /** @internal */ declare _tls: boolean;
+  /** @internal */ declare _reader: BodyReader | null;
+  /** @internal */ declare _deadline: number;
+  /** res.stream(…, { shutdown: 'finish' }): a finite body that shutdown lets finish. @internal */ declare _finishOnShutdown: boolean;
+  /** What the chain returned, while the timeout clock runs (see _startDeadline). @internal */ declare _chain: Promise<void> | undefined;
+  /** @internal */ declare _drain: (() => void) | null;
+  /** @internal */ declare _remote: string | undefined;
+  /** Set while this response leads a deduplicated group. @internal */ declare _dedupKey: string | null;
+  /** performance.now() at the start, when an onResponse hook wants the duration (else 0: nothing is counted). @internal */
+  declare _t0: number;
+  /** Body bytes written, counted only when `_t0` is set. @internal */ declare _bytes: number;
+  /** The onSend hooks are running (they may still set headers): an end() meanwhile writes directly. @internal */ declare _inSend: boolean;
+  /** Where the in-flight tracker (http/tracker.ts) holds this response, -1 when it does not. @internal */ declare _inflightAt: number;
 
-  /** @internal */
-  constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
+  /** Sets every field, always all of them in this order: every response has the same hidden class from birth. @internal */
+  _init(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean): void {
     this._uws = uws;
+    this._req = undefined as never; // _bind() sets it, once the request exists
     this._settings = settings;
     this._hooks = hooks;
+    this._status = 200;
+    this._headers = null;
+    this._state = OPEN;
+    this._sync = true;
     this._head = head;
     this._tls = tls;
+    this._reader = null;
+    this._deadline = 0;
+    this._finishOnShutdown = false;
+    this._chain = undefined;
+    this._drain = null;
+    this._remote = undefined;
+    this._dedupKey = null;
+    this._t0 = 0;
+    this._bytes = 0;
+    this._inSend = false;
+    this._inflightAt = -1;
   }
 
   get statusCode(): number {
@@ -234,7 +258,7 @@ export class ResponseCore {
 
   /** @internal */
   _corked(op: number, arg: Body | undefined): boolean {
-    if (this._sync) return this._op(op, arg);
+    if (this._sync) return op === OP_END ? this._opEnd(arg) : this._op(op, arg);
     corkRes = this;
     corkOp = op;
     corkArg = arg;
@@ -248,6 +272,7 @@ export class ResponseCore {
 
   /** @internal */
   _op(op: number, arg: Body | undefined): boolean {
+    if (op === OP_END) return this._opEnd(arg);
     const u = this._uws;
     if (this._t0 !== 0) this._countBytes(op, arg);
     if (op === OP_WRITE) return u.write(arg!);
@@ -265,9 +290,7 @@ export class ResponseCore {
       this._settle(DONE);
       return true;
     }
-    if (this._status !== 200) u.writeStatus(statusLine(this._status));
-    const h = this._headers;
-    if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
+    this._writeHead();
     if (op === OP_BEGIN) {
       if (!this._head && this._closeAfter()) u.writeHeader('connection', 'close');
       this._state = STREAMING;
@@ -280,17 +303,38 @@ export class ResponseCore {
       });
       return true;
     }
-    const status = this._status;
-    if (op === OP_END_HEAD) this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
-    else if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
-    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
-    else u.end(arg, this._closeAfter());
+    const status = this._status; // OP_END_HEAD
+    this._endWithoutBody(status === 204 || status === 304 || status < 200 ? undefined : corkLength);
     this._settle(DONE);
     return true;
   }
 
+  /**
+   * OP_END, what nearly every response does: a method of its own, small enough for V8 to
+   * inline where the response ends (_op, with every kind of write, is too large). @internal
+   */
+  _opEnd(arg: Body | undefined): boolean {
+    if (this._t0 !== 0) this._countBytes(OP_END, arg);
+    this._writeHead();
+    const status = this._status;
+    if (status === 204 || status === 304 || status < 200) this._endWithoutBody(undefined);
+    else if (this._head) this._endWithoutBody(arg === undefined ? 0 : byteLength(arg));
+    else this._uws.end(arg, this._closeAfter());
+    this._settle(DONE);
+    return true;
+  }
+
+  /** Status line (when not 200) and header lines, before the body or the end. @internal */
+  _writeHead(): void {
+    const u = this._uws;
+    if (this._status !== 200) u.writeStatus(statusLine(this._status));
+    const h = this._headers;
+    if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
+  }
+
   /** Body bytes for the access log (HEAD and bodiless statuses send none). */
-  private _countBytes(op: number, arg: Body | undefined): void {
+  /** @internal */
+  _countBytes(op: number, arg: Body | undefined): void {
     const status = this._status;
     if (this._head || status === 204 || status === 304 || status < 200) return;
     if (op === OP_TRY_END) this._bytes = corkLength ?? 0;
@@ -301,7 +345,8 @@ export class ResponseCore {
    * Ends without a body. uWS writes `Content-Length: 2^63` when given `undefined` as the
    * length, so an unknown length must mean calling it with no argument at all.
    */
-  private _endWithoutBody(length: number | undefined): void {
+  /** @internal */
+  _endWithoutBody(length: number | undefined): void {
     const close = this._closeAfter();
     if (length !== undefined) this._uws.endWithoutBody(length, close);
     else {
@@ -315,7 +360,8 @@ export class ResponseCore {
    * not fully arrived (unread, or refused with 413): keeping the connection would mean reading
    * and discarding whatever the client still sends, for as long as it trickles.
    */
-  private _closeAfter(): boolean {
+  /** @internal */
+  _closeAfter(): boolean {
     return this._settings.state.draining || (this._reader !== null && !this._reader.ended);
   }
 
@@ -370,7 +416,8 @@ export class ResponseCore {
     );
   }
 
-  private _timeOut(pending: boolean): void {
+  /** @internal */
+  _timeOut(pending: boolean): void {
     if (this._state !== OPEN) return;
     this._deadline = TIMED_OUT;
     const req = this._req;

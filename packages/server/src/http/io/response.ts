@@ -20,6 +20,8 @@ import {
 } from '../compression.ts';
 import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.ts';
 import type { SharedResponse } from '../dedup.ts';
+import type { Settings } from '../../core/settings.ts';
+import type { UwsResponse } from '../../uws/index.ts';
 import {
   byteLength,
   ResponseCore,
@@ -34,6 +36,7 @@ import {
   OP_TRY_END,
   OP_WRITE,
   type Body,
+  type ResponseHooks,
 } from './response-core.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -47,11 +50,17 @@ export type { StreamSource };
 export { PreparedHeaders, prepareHeaders, type HeaderRecord } from './prepared-headers.ts';
 export { EventStream };
 
-// Declarations merge: fields declared with decorateReply are typed on every Response.
-export interface Response extends ReplyDecorations {}
+// Declarations merge: ResponseCore's members (its methods come through the prototype, below),
+// and the fields declared with decorateReply, are typed on every Response.
+export interface Response extends ResponseCore, ReplyDecorations {}
 
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merge is how decorations are typed (no runtime members are declared here)
-export class Response extends ResponseCore {
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merge is how ResponseCore's members and decorations are typed (no runtime members are declared here)
+export class Response {
+  /** @internal */
+  constructor(uws: UwsResponse, settings: Settings, hooks: ResponseHooks, head: boolean, tls: boolean) {
+    this._init(uws, settings, hooks, head, tls);
+  }
+
   /**
    * Sets a header, replacing any earlier value of the same name (case-insensitive). Arrays
    * send the header once per item. The name is checked once per distinct spelling (common
@@ -386,3 +395,7 @@ export class Response extends ResponseCore {
     return new EventStream(this);
   }
 }
+
+// ResponseCore's methods, through the prototype chain as `extends` would set it up, while
+// Response stays a base class that V8 constructs inline (see ResponseCore).
+Object.setPrototypeOf(Response.prototype, ResponseCore.prototype);
