@@ -239,6 +239,7 @@ export class RedisTransport implements BrokerTransport {
     if (this.clusterRetry !== null) clearTimeout(this.clusterRetry);
     this.connecting?.stop();
     this.primary?.stop();
+    if (this.cluster !== null) await settleNodeConnects(this.cluster);
     const clients = [this.pub, this.sub, this.cluster, this.sentinel].filter((c) => c !== null);
     // close() waits for pending replies when connected; destroy() when it is not.
     // (A sentinel client is "ready" while its primary is away: the PING probe tells.)
@@ -249,4 +250,22 @@ export class RedisTransport implements BrokerTransport {
       this.link?.down();
     }
   }
+}
+
+/**
+ * Waits (at most 1 s) for the cluster's node and sharded-subscriber connections still being
+ * made. node-redis's close() skips a client whose connection is in flight, and that connection
+ * then completes and stays open: one socket leaked per such close (seen in
+ * test/buses/resources.test.ts when an SSUBSCRIBE had just opened a shard's subscriber).
+ */
+async function settleNodeConnects(cluster: Cluster): Promise<void> {
+  const inFlight: Promise<unknown>[] = [];
+  for (const m of cluster.masters) {
+    if (m.connectPromise !== undefined) inFlight.push(m.connectPromise);
+    if (m.pubSub?.connectPromise !== undefined) inFlight.push(m.pubSub.connectPromise);
+  }
+  if (inFlight.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(inFlight), new Promise((r) => (timer = setTimeout(r, 1000)))]);
+  clearTimeout(timer);
 }
