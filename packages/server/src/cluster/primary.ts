@@ -220,9 +220,9 @@ export class Primary {
    * Takes a worker out: no new connections, peers forget it. How its thread ends depends on
    * why: uWS aborts the whole process if a thread ends while it holds sockets, so a worker
    * that may hold connections is never terminated from here. `terminate`: it has none (it
-   * never started serving, or it closed and is ending its own thread). `abort`: it drops them itself, then exits. `gone`: it already
-   * exited. `abandon`: it is stuck and cannot do anything; it gets the abort message and
-   * ends when (if) its event loop turns again.
+   * never started serving, or it closed and is ending its own thread). `abort`: it drops them
+   * itself, then exits. `gone`: it already exited. `abandon`: it is stuck and cannot do
+   * anything; it gets the abort message and ends when (if) its event loop turns again.
    */
   private retire(slot: Slot, worker: Worker, how: 'terminate' | 'abort' | 'gone' | 'abandon'): void {
     if (slot.worker !== worker) return;

@@ -332,8 +332,7 @@ export abstract class ResponseCore {
     if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
   }
 
-  /** Body bytes for the access log (HEAD and bodiless statuses send none). */
-  /** @internal */
+  /** Body bytes for the access log (HEAD and bodiless statuses send none). @internal */
   _countBytes(op: number, arg: Body | undefined): void {
     const status = this._status;
     if (this._head || status === 204 || status === 304 || status < 200) return;
@@ -344,8 +343,8 @@ export abstract class ResponseCore {
   /**
    * Ends without a body. uWS writes `Content-Length: 2^63` when given `undefined` as the
    * length, so an unknown length must mean calling it with no argument at all.
+   * @internal
    */
-  /** @internal */
   _endWithoutBody(length: number | undefined): void {
     const close = this._closeAfter();
     if (length !== undefined) this._uws.endWithoutBody(length, close);
@@ -359,8 +358,8 @@ export abstract class ResponseCore {
    * Close the connection after this response when shutting down, or when the request body has
    * not fully arrived (unread, or refused with 413): keeping the connection would mean reading
    * and discarding whatever the client still sends, for as long as it trickles.
+   * @internal
    */
-  /** @internal */
   _closeAfter(): boolean {
     return this._settings.state.draining || (this._reader !== null && !this._reader.ended);
   }
