@@ -44,11 +44,14 @@ pub struct GameConfig {
     pub matchmake_path: String,
     /// The play loop polls at most once per tick (microseconds; 0: at every event).
     pub tick_us: u64,
+    /// Keystrokes as binary event frames (`[1, utf8…]`, Tachyon's binary events) instead of
+    /// JSON event frames: the typing race's opt-in protocol (issue 27 §4).
+    pub compact: bool,
 }
 
 impl GameConfig {
     pub fn new(common: Common) -> GameConfig {
-        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, stop_after_bad: 0, warmup_s: 0.0, matchmake_path: "/api/pvp/matchmake".into(), tick_us: 250 }
+        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, stop_after_bad: 0, warmup_s: 0.0, matchmake_path: "/api/pvp/matchmake".into(), tick_us: 250, compact: false }
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -60,6 +63,9 @@ impl GameConfig {
         }
         if self.common.protocol == Protocol::Raw {
             return Err("game mode speaks --protocol tachyon or socketio".into());
+        }
+        if self.compact && self.common.protocol != Protocol::Tachyon {
+            return Err("--compact speaks Tachyon's binary events: --protocol tachyon".into());
         }
         if self.tick_us > 100_000 {
             return Err("--tick-us must be at most 100000 (0.1 s)".into());
@@ -80,6 +86,15 @@ pub fn join_frames(p: Protocol, room: &str) -> Vec<Vec<u8>> {
         Protocol::SocketIo => vec![format!("421[\"pvp:join\",{{\"roomCode\":\"{room}\"}}]").into_bytes()],
         _ => vec![proto::tachyon_subscribe(&format!("race:{room}"), 1), format!("{{\"type\":\"event\",\"event\":\"pvp:join\",\"data\":{{\"roomCode\":\"{room}\"}},\"ref\":2}}").into_bytes()],
     }
+}
+
+/// The code the typing race declares its binary `pvp:keystrokes` event with.
+pub const KEYSTROKES_CODE: u8 = 1;
+
+/// One keystroke as a binary event frame's payload: the event's code, then the character's UTF-8.
+pub fn write_compact_keystroke(out: &mut Vec<u8>, ch: char) {
+    out.push(KEYSTROKES_CODE);
+    out.extend_from_slice(ch.encode_utf8(&mut [0u8; 4]).as_bytes());
 }
 
 /// One keystroke: the character as the event's data (a JSON string).
@@ -487,6 +502,7 @@ pub async fn run(cfg: GameConfig) -> J {
     report.insert("ping_ms", J::num(cfg.ping_ms, 1));
     report.insert("p95_limit_ms", J::num(cfg.p95_limit_ms, 1));
     report.insert("tick_us", cfg.tick_us);
+    report.insert("compact", cfg.compact);
     report.insert("stopped_early_at", stopped_early.map_or(J::Null, |s| J::Int(s as i64)));
     report.insert("all_seconds_ok", worst_ok);
     stats.errors.lock().unwrap_or_else(|e| e.into_inner()).report_into(&mut report);
@@ -503,6 +519,9 @@ mod tests {
         let mut b = Vec::new();
         write_keystroke(&mut b, Protocol::Tachyon, '"');
         assert_eq!(b, br#"{"type":"event","event":"pvp:keystrokes","data":"\""}"#);
+        b.clear();
+        write_compact_keystroke(&mut b, 'é');
+        assert_eq!(b, [1, 0xC3, 0xA9]);
         b.clear();
         write_keystroke(&mut b, Protocol::SocketIo, 'a');
         assert_eq!(b, br#"42["pvp:keystrokes","a"]"#);
@@ -579,5 +598,8 @@ mod tests {
         assert!(c.validate().is_err());
         let r = GameConfig::new(Common::new("ws://127.0.0.1:1/ws", Protocol::Raw));
         assert!(r.validate().is_err());
+        let mut s = GameConfig::new(Common::new("ws://127.0.0.1:1/", Protocol::SocketIo));
+        s.compact = true;
+        assert!(s.validate().is_err());
     }
 }

@@ -176,7 +176,7 @@ impl LoopHandle {
         let waker = Waker::new(poll.registry(), WAKER)?;
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let rules = Rules { p: cfg.common.protocol, key_ns: (cfg.keystroke_ms * 1e6) as u64, ping_ns: (cfg.ping_ms * 1e6) as u64, tick: Duration::from_micros(cfg.tick_us) };
+        let rules = Rules { p: cfg.common.protocol, key_ns: (cfg.keystroke_ms * 1e6) as u64, ping_ns: (cfg.ping_ms * 1e6) as u64, tick: Duration::from_micros(cfg.tick_us), compact: cfg.compact };
         let lp = Loop { rules, stats, poll, players: Vec::new(), free: Vec::new(), timers: BinaryHeap::new(), scratch: Vec::with_capacity(128) };
         let flag = stop.clone();
         let thread = std::thread::Builder::new().name("game-loop".into()).spawn(move || lp.run(rx, &flag))?;

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use mio::net::TcpStream;
 
-use crate::frame::{Decoder, Event, OP_PONG, OP_TEXT};
-use crate::game::{classify, fast_progress, write_keystroke, write_ping, In, Stats, LOST_AFTER_NS, PING_REF0};
+use crate::frame::{Decoder, Event, OP_BINARY, OP_PONG, OP_TEXT};
+use crate::game::{classify, fast_progress, write_compact_keystroke, write_keystroke, write_ping, In, Stats, LOST_AFTER_NS, PING_REF0};
 use crate::now_ns;
 use crate::outbuf::OutBuf;
 use crate::proto::Protocol;
@@ -40,6 +40,8 @@ pub(crate) struct Rules {
     pub ping_ns: u64,
     /// The shortest time between two polls (`--tick-us`).
     pub tick: Duration,
+    /// Keystrokes as binary event frames (`--compact`).
+    pub compact: bool,
 }
 
 /// A player's clocks are spread over one period, by its id.
@@ -122,8 +124,13 @@ impl Player {
             if self.at >= self.passage.len() {
                 self.at = 0;
             }
-            write_keystroke(buf, r.p, ch);
-            self.out.frame(OP_TEXT, buf);
+            if r.compact {
+                write_compact_keystroke(buf, ch);
+                self.out.frame(OP_BINARY, buf);
+            } else {
+                write_keystroke(buf, r.p, ch);
+                self.out.frame(OP_TEXT, buf);
+            }
             self.pos += 1;
             self.pending.push_back((self.pos as u64, now));
             self.next_key += r.key_ns;
@@ -175,9 +182,18 @@ impl Player {
 
     /// Handle the complete frames in the read buffer.
     pub fn on_frames(&mut self, r: &Rules, stats: &Stats) -> Result<(), Fail> {
+        // The frames borrow the decoder while on_frame() changes the player: hold the decoder
+        // apart meanwhile (moving it is three words; Decoder::new(0) allocates nothing).
+        let mut dec = std::mem::replace(&mut self.dec, Decoder::new(0));
+        let res = self.decoded(&mut dec, r, stats);
+        self.dec = dec;
+        res
+    }
+
+    fn decoded(&mut self, dec: &mut Decoder, r: &Rules, stats: &Stats) -> Result<(), Fail> {
         let now = now_ns();
         loop {
-            let m = match self.dec.next_event() {
+            let m = match dec.next_event() {
                 Ok(Some(Event::Text(m))) => m,
                 Ok(Some(Event::Ping(x))) => {
                     self.out.frame(OP_PONG, x);
@@ -188,54 +204,78 @@ impl Player {
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(("protocol", e.to_string())),
             };
-            let what = match fast_progress(m, &self.prefix) {
-                Some((pid, idx)) => In::Progress(pid, idx),
-                None if m.starts_with(&self.skip) => In::Other,
-                None => match classify(r.p, m) {
-                    Ok(w) => w,
+            // A server that coalesces publishes sends a topic's events of one tick as a JSON
+            // array of the same event objects (docs/protocol.md, "Batches").
+            if m.first() == Some(&b'[') {
+                let items = match crate::json::items(m) {
+                    Ok(it) => it,
                     Err(e) => {
-                        stats.error("protocol", e);
+                        stats.error("protocol", e.to_string());
                         continue;
                     }
-                },
-            };
-            match what {
-                In::Progress(pid, idx) if pid == self.you => {
-                    while let Some(&(want, t)) = self.pending.front() {
-                        if want > idx {
-                            break;
-                        }
-                        self.pending.pop_front();
-                        if want == idx {
-                            stats.with(|s| s.key.saturating_record(((now - t) / 1000).max(1)));
-                        }
+                };
+                for item in items {
+                    match item {
+                        Ok(one) => self.on_frame(one, now, r, stats)?,
+                        Err(e) => stats.error("protocol", e.to_string()),
                     }
                 }
-                In::Progress(..) | In::Other => {}
-                In::Reply(rf, _) => {
-                    if let Some(k) = self.pings.iter().position(|&(pr, _)| pr == rf) {
-                        let (_, t) = self.pings.remove(k).expect("present");
-                        stats.with(|s| s.ping.saturating_record(((now - t) / 1000).max(1)));
-                    }
-                }
-                In::Refused(rf, msg) => stats.error("refused", format!("ref {rf:?}: {msg}")),
-                In::Phase(ph) => {
-                    if ph == "racing" && !self.racing {
-                        self.racing = true;
-                        self.next_key = now + jitter(self.id, r.key_ns);
-                        stats.racing.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                In::Ended => return Err(("ended", "the race ended during the run (passage too short?)".into())),
-                In::EioPing(x) => {
-                    let mut pong = Vec::with_capacity(1 + x.len());
-                    pong.push(b'3');
-                    pong.extend_from_slice(&x);
-                    self.out.frame(OP_TEXT, &pong);
-                }
-                In::Closing(why) => return Err(("disconnect", why)),
+                continue;
             }
+            self.on_frame(m, now, r, stats)?;
         }
+    }
+
+    /// One protocol message: a frame, or one event of a batch frame.
+    fn on_frame(&mut self, m: &[u8], now: u64, r: &Rules, stats: &Stats) -> Result<(), Fail> {
+        let what = match fast_progress(m, &self.prefix) {
+            Some((pid, idx)) => In::Progress(pid, idx),
+            None if m.starts_with(&self.skip) => In::Other,
+            None => match classify(r.p, m) {
+                Ok(w) => w,
+                Err(e) => {
+                    stats.error("protocol", e);
+                    return Ok(());
+                }
+            },
+        };
+        match what {
+            In::Progress(pid, idx) if pid == self.you => {
+                while let Some(&(want, t)) = self.pending.front() {
+                    if want > idx {
+                        break;
+                    }
+                    self.pending.pop_front();
+                    if want == idx {
+                        stats.with(|s| s.key.saturating_record(((now - t) / 1000).max(1)));
+                    }
+                }
+            }
+            In::Progress(..) | In::Other => {}
+            In::Reply(rf, _) => {
+                if let Some(k) = self.pings.iter().position(|&(pr, _)| pr == rf) {
+                    let (_, t) = self.pings.remove(k).expect("present");
+                    stats.with(|s| s.ping.saturating_record(((now - t) / 1000).max(1)));
+                }
+            }
+            In::Refused(rf, msg) => stats.error("refused", format!("ref {rf:?}: {msg}")),
+            In::Phase(ph) => {
+                if ph == "racing" && !self.racing {
+                    self.racing = true;
+                    self.next_key = now + jitter(self.id, r.key_ns);
+                    stats.racing.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            In::Ended => return Err(("ended", "the race ended during the run (passage too short?)".into())),
+            In::EioPing(x) => {
+                let mut pong = Vec::with_capacity(1 + x.len());
+                pong.push(b'3');
+                pong.extend_from_slice(&x);
+                self.out.frame(OP_TEXT, &pong);
+            }
+            In::Closing(why) => return Err(("disconnect", why)),
+        }
+        Ok(())
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

@@ -251,6 +251,58 @@ pub fn array_items(b: &[u8]) -> R<Vec<&[u8]>> {
     }
 }
 
+/// The items of an array, one at a time, without collecting them (a batch frame's events on the
+/// play loop's path): `Some(Err(_))` once at the first malformed spot, then `None`.
+pub struct Items<'a> {
+    b: &'a [u8],
+    /// Where the next item (or the closing bracket) starts; `usize::MAX` when done.
+    at: usize,
+    first: bool,
+}
+
+pub fn items(b: &[u8]) -> R<Items<'_>> {
+    let i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return Err(JsonError("expected an array", i));
+    }
+    Ok(Items { b, at: skip_ws(b, i + 1), first: true })
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = R<&'a [u8]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at == usize::MAX {
+            return None;
+        }
+        let b = self.b;
+        let mut j = self.at;
+        match b.get(j) {
+            Some(b']') => {
+                self.at = usize::MAX;
+                return None;
+            }
+            Some(b',') if !self.first => j = skip_ws(b, j + 1),
+            _ if self.first => {}
+            _ => {
+                self.at = usize::MAX;
+                return Some(Err(JsonError("expected ',' or ']'", j)));
+            }
+        }
+        self.first = false;
+        match skip_value_depth(b, j, 1) {
+            Ok(end) => {
+                self.at = skip_ws(b, end);
+                Some(Ok(&b[j..end]))
+            }
+            Err(e) => {
+                self.at = usize::MAX;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// A non-negative integer value (no fraction or exponent).
 pub fn as_u64(v: &[u8]) -> Option<u64> {
     let v = trim(v);
@@ -505,6 +557,19 @@ impl From<Vec<J>> for J {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_one_at_a_time() {
+        for ok in [&b"[]"[..], b" [ ] ", b"[1]", br#"[{"a":[1,2]}, "x,]" ,3]"#] {
+            let got: Vec<&[u8]> = items(ok).unwrap().map(|r| r.unwrap()).collect();
+            assert_eq!(got, array_items(ok).unwrap(), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [&b"[1,]"[..], b"[1", b"[1 2]", b"[,1]", b"[{]"] {
+            assert!(items(bad).unwrap().any(|r| r.is_err()), "{}", String::from_utf8_lossy(bad));
+            assert!(array_items(bad).is_err());
+        }
+        assert!(items(b"{}").is_err());
+    }
 
     #[test]
     fn scan_nested_and_escaped() {

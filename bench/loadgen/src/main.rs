@@ -36,6 +36,8 @@ modes:
                --p95-limit-ms MS (50) --stop-after-bad N (0: never; stop after N bad seconds in a row)
                --warmup S (0: bad seconds before S do not count towards stopping)
                --tick-us US (250: the play loop polls at most once per tick; 0: at every event)
+               --compact (tachyon only: keystrokes as binary event frames, code 1 + the character's
+               UTF-8, for a server that declares the event with `binary: 1`; docs/protocol.md)
                --protocol tachyon|socketio; --url ws://HOST:PORT/ws (Socket.IO: ws://HOST:PORT/)
 
 common options:
@@ -190,6 +192,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             c.stop_after_bad = a.num("stop-after-bad", c.stop_after_bad)?;
             c.warmup_s = a.secs("warmup", c.warmup_s)?;
             c.tick_us = a.num("tick-us", c.tick_us)?;
+            c.compact = a.flag("compact");
             if let Some(p) = a.take("matchmake-path") {
                 c.matchmake_path = p;
             }
