@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { App } from '../../src/index.ts';
-import { eventually, openWs, sleep, start, type Running } from '../helpers.ts';
+import { eventually, sleep, start, subscribedWs, type Running } from '../helpers.ts';
 
 const ev = (topic: string, data: unknown) => ({ topic, event: 'e', data });
 
@@ -73,15 +73,6 @@ function burstApp(coalescePublishes: Mode): App {
 }
 let srvRef: Running;
 
-async function subscriber(url: string, ...topics: string[]) {
-  const c = await openWs(url);
-  for (const [i, topic] of topics.entries()) {
-    c.ws.send(JSON.stringify({ type: 'subscribe', topic, ref: i + 1 }));
-    await c.next((m) => m.type === 'subscribed' && m.topic === topic);
-  }
-  return c;
-}
-
 // The tick is short enough for the sleeps below to see its frame (the tick test file uses longer ones).
 for (const mode of [true, { tick: 20 }] satisfies Mode[])
   describe(`coalescePublishes: ${JSON.stringify(mode)}`, () => {
@@ -94,8 +85,8 @@ for (const mode of [true, { tick: 20 }] satisfies Mode[])
     after(() => srv.close());
 
     test('one iteration of publishes → one array frame per topic, in publish order', async () => {
-      const a = await subscriber(url, 't', 'u');
-      const sender = await subscriber(url);
+      const a = await subscribedWs(url, 't', 'u');
+      const sender = await subscribedWs(url);
       sender.ws.send('{"type":"event","event":"burst","data":5}');
       const t = await a.next((m) => Array.isArray(m) && m[0].topic === 't');
       assert.deepEqual(
@@ -114,8 +105,8 @@ for (const mode of [true, { tick: 20 }] satisfies Mode[])
     });
 
     test('raw publishes and socket publishes keep the topic order', async () => {
-      const a = await subscriber(url, 't');
-      const sender = await subscriber(url, 't');
+      const a = await subscribedWs(url, 't');
+      const sender = await subscribedWs(url, 't');
       sender.ws.send('{"type":"event","event":"mixed"}');
       await eventually(() => a.messages.length >= 4);
       await sleep(30);
@@ -132,8 +123,8 @@ for (const mode of [true, { tick: 20 }] satisfies Mode[])
     });
 
     test('subscribe and unsubscribe between publishes: nothing early, nothing lost', async () => {
-      const a = await subscriber(url, 't');
-      const late = await subscriber(url);
+      const a = await subscribedWs(url, 't');
+      const late = await subscribedWs(url);
       late.ws.send('{"type":"event","event":"joinLate"}');
       assert.deepEqual(await late.next((m) => m.topic === 't'), ev('t', 'after'));
       await sleep(30);
@@ -150,8 +141,8 @@ for (const mode of [true, { tick: 20 }] satisfies Mode[])
     });
 
     test('a volatile publish sends the held envelopes first', async () => {
-      const a = await subscriber(url, 't');
-      const sender = await subscriber(url);
+      const a = await subscribedWs(url, 't');
+      const sender = await subscribedWs(url);
       sender.ws.send('{"type":"event","event":"volatileBetween"}');
       await eventually(() => a.messages.length >= 3);
       await sleep(30);
@@ -166,8 +157,8 @@ for (const mode of [true, { tick: 1000 }] satisfies Mode[])
   test(`coalescePublishes ${JSON.stringify(mode)}: queued events still go out when the server shuts down`, async () => {
     srvRef = await start(burstApp(mode));
     const url = srvRef.url.replace('http', 'ws') + '/live';
-    const a = await subscriber(url, 't');
-    const sender = await subscriber(url);
+    const a = await subscribedWs(url, 't');
+    const sender = await subscribedWs(url);
     sender.ws.send('{"type":"event","event":"publishThenClose"}');
     const { code } = await a.closed;
     assert.equal(code, 1001);
@@ -177,8 +168,8 @@ for (const mode of [true, { tick: 1000 }] satisfies Mode[])
 test('without coalescePublishes every publish is its own frame', async () => {
   const srv = await start(burstApp(false));
   const url = srv.url.replace('http', 'ws') + '/live';
-  const a = await subscriber(url, 't', 'u');
-  const sender = await subscriber(url);
+  const a = await subscribedWs(url, 't', 'u');
+  const sender = await subscribedWs(url);
   sender.ws.send('{"type":"event","event":"burst","data":3}');
   await eventually(() => a.messages.length >= 5);
   await sleep(30);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { App } from '../../src/index.ts';
-import { eventually, openWs, sleep, start, type Running } from '../helpers.ts';
+import { eventually, sleep, start, subscribedWs, type Running } from '../helpers.ts';
 
 const ev = (topic: string, data: unknown) => ({ topic, event: 'e', data });
 const TICK = 300;
@@ -36,15 +36,6 @@ function tickApp(tick: number): App {
   return app;
 }
 
-async function subscriber(url: string, ...topics: string[]) {
-  const c = await openWs(url);
-  for (const [i, topic] of topics.entries()) {
-    c.ws.send(JSON.stringify({ type: 'subscribe', topic, ref: i + 1 }));
-    await c.next((m) => m.type === 'subscribed' && m.topic === topic);
-  }
-  return c;
-}
-
 describe('coalescePublishes: { tick }', () => {
   let srv: Running;
   let url: string;
@@ -55,8 +46,8 @@ describe('coalescePublishes: { tick }', () => {
   after(() => srv.close());
 
   test('publishes from different loop turns leave as one frame per topic', async () => {
-    const a = await subscriber(url, 't', 'u');
-    const sender = await subscriber(url);
+    const a = await subscribedWs(url, 't', 'u');
+    const sender = await subscribedWs(url);
     sender.ws.send('{"type":"event","event":"spread"}');
     await eventually(() => a.messages.length >= 2, TICK + 2000);
     await sleep(50);
@@ -69,8 +60,8 @@ describe('coalescePublishes: { tick }', () => {
   });
 
   test('a publish is held about one tick, never much longer', async () => {
-    const a = await subscriber(url, 't');
-    const sender = await subscriber(url);
+    const a = await subscribedWs(url, 't');
+    const sender = await subscribedWs(url);
     for (let i = 0; i < 3; i++) {
       const sent = performance.now();
       sender.ws.send('{"type":"event","event":"one"}');
