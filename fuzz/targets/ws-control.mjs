@@ -4,6 +4,10 @@
 // Properties: it never throws; every answer is a JSON protocol frame of a documented type and
 // error code; one subscribe frame gets at most one answer per topic (1,000 topics at most);
 // event handlers only run for declared events; history requests reach the hub only well-formed.
+// The same bytes as a binary frame go to the route's binary events (binary-events.ts): a frame
+// runs the event of its first byte's code or is left to the message hook, never a reply, only
+// documented errors without `ref`.
+import { checkBinaryEvents, compileBinaryEvents } from '../../packages/server/src/realtime/binary-events.ts';
 import { compileControl } from '../../packages/server/src/realtime/control.ts';
 import { isControlFrame } from '../../packages/server/src/realtime/protocol.ts';
 import { assert, timed } from '../lib.mjs';
@@ -18,7 +22,11 @@ let ran = [];
 const behavior = {
   subscribe: (_s, topic) => !topic.startsWith('x'),
   events: {
-    echo: { handler: (_s, data) => (ran.push('echo'), data) },
+    echo: { binary: 1, handler: (_s, data) => (ran.push('echo'), data) },
+    pair: {
+      binary: { code: 200, decode: (bytes) => (bytes.length === 2 ? [bytes[0], bytes[1]] : JSON.parse('x')) },
+      handler: (_s, data) => ran.push(`pair ${data.length}`),
+    },
     boom: {
       handler: () => {
         ran.push('boom');
@@ -45,8 +53,12 @@ const limits = {
   maxBackpressure: 1 << 20,
   maxLifetime: 0,
   rateLimit: null,
+  binary: checkBinaryEvents('/fuzz', behavior.events, (msg) => {
+    throw new TypeError(msg);
+  }),
 };
-const control = compileControl(behavior, limits, log, hub);
+const { control, event } = compileControl(behavior, limits, log, hub);
+const binary = compileBinaryEvents(limits.binary, event, log);
 
 function standIn() {
   const topics = new Set();
@@ -70,7 +82,24 @@ function standIn() {
   };
 }
 
+/** The fuzzer's bytes as a binary frame. */
+function fuzzBinary(data) {
+  const ab = data.buffer.slice(data.byteOffset, data.byteOffset + data.length);
+  const code = data.length === 0 ? 0 : data[0];
+  const s = standIn();
+  ran = [];
+  const handled = timed('binary frame', () => binary(s, ab));
+  assert(handled === (code === 1 || code === 200), `binary frame with code ${code}: handled ${handled}`);
+  assert(s.sent.length <= 1, `${s.sent.length} answers to one binary frame`);
+  for (const text of s.sent) {
+    const m = JSON.parse(text);
+    assert(m.type === 'error' && (m.code === 'BAD_FRAME' || m.code === 'HANDLER_ERROR') && m.ref === undefined, `answer ${text}`);
+  }
+  for (const name of ran) assert(name === (code === 1 ? 'echo' : 'pair 2'), `${name} ran for code ${code}`);
+}
+
 export function fuzz(data) {
+  fuzzBinary(data);
   // The fuzzer's bytes after the prefix every control frame has (the server routes only those here).
   const bytes = isControlFrame(data) ? data : Buffer.concat([Buffer.from('{"type":"'), data]);
   const s = timed('control frame', () => {

@@ -156,6 +156,8 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
         properties: { type: { const: 'event' }, event: { const: event.name }, data, ref: REF },
         required: ['type', 'event', ...(data === ANY || isNoValue(data) ? [] : ['data'])],
       });
+      // A binary event (docs/protocol.md, "Binary events"): also sent as a binary frame whose first byte is this code.
+      if (event.binary !== undefined) (messages[key] as Record<string, unknown>)['x-tachyon-binary-code'] = event.binary;
       // An event's reply schema (`reply` on the server's WsEvent) types its answer.
       const replyData = event.reply === undefined ? ANY : schemas.convert(event.reply, 'output', `${where} reply`);
       const replied = message(

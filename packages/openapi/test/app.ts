@@ -71,7 +71,8 @@ export function shopApp(logger = silentLogger): App {
   app.ws('/live/:room', {
     events: {
       'chat:send': { schema: z.object({ text: z.string().max(500) }), handler: () => ({ ok: true }) },
-      typing: { handler: () => undefined },
+      // Also a binary frame [1, ...utf8] (docs/protocol.md, "Binary events").
+      typing: { binary: 1, handler: () => undefined },
     },
   });
   return app;

@@ -24,6 +24,9 @@ test('every ws route is a channel with its events, their replies and the control
   assert.deepEqual(send.payload.properties.data.properties.text, { type: 'string', maxLength: 500 });
   assert.deepEqual(send.payload.required, ['type', 'event', 'data']);
   assert.deepEqual(channel.messages.event_typing.payload.required, ['type', 'event'], 'no schema: data optional');
+  // A binary event's code, for generated clients; none on the others.
+  assert.equal(channel.messages.event_typing['x-tachyon-binary-code'], 1);
+  assert.equal('x-tachyon-binary-code' in send, false);
   const op = doc.operations.live_room_chat_send;
   assert.equal(op.action, 'receive');
   assert.deepEqual(op.messages, [{ $ref: '#/channels/live_room/messages/event_chat_send' }]);

@@ -104,6 +104,7 @@ export type { PublishOptions } from './realtime/hub.ts';
 export type { TopicStats } from './realtime/topic-stats.ts';
 export type { RequestAllResult } from './realtime/request-all.ts';
 export type { WsBehavior, WsEvent } from './realtime/behavior.ts';
+export type { BinaryEvent } from './realtime/binary-events.ts';
 export type { IdempotencyOptions, KeyOutcome, SharedKeys } from './realtime/once.ts';
 export type { KeyLimits } from './core/key-window.ts';
 export type { FallbackOptions } from './realtime/fallback/options.ts';

@@ -3,6 +3,7 @@
 // Every @ts-expect-error line must be an error, or the compile fails.
 import {
   App,
+  type BinaryEvent,
   MemoryRateLimitStore,
   SocketRequestError,
   type Bus,
@@ -176,3 +177,51 @@ app.ws('/sse2', { fallback: { heartbeat: 5 } });
 app.ws('/sse3', { fallback: 'yes' });
 // @ts-expect-error: unknown fallback option
 app.ws('/sse4', { fallback: { heartbeat: 5, poll: true } });
+
+// Binary events: `binary` is a code, or { code, decode } with decode typed on a Uint8Array;
+// the handler's data is still the schema's (binary changes the frame, not the event).
+app.ws('/game', {
+  events: {
+    'pvp:keystrokes': {
+      binary: 1,
+      schema: z.string().max(64),
+      handler(ws, keys) {
+        expectType<Equal<typeof keys, string>>(true);
+      },
+    },
+    'pvp:cursor': {
+      binary: {
+        code: 2,
+        decode(bytes) {
+          expectType<Equal<typeof bytes, Uint8Array>>(true);
+          return { x: bytes[0] ?? 0 };
+        },
+      },
+      schema: z.object({ x: z.number() }),
+      handler(ws, p) {
+        expectType<Equal<typeof p, { x: number }>>(true);
+      },
+    },
+    'pvp:plain': { binary: { code: 3 }, handler() {} },
+  },
+});
+app.ws('/game-bad', {
+  events: {
+    // @ts-expect-error: a code is a number
+    a: { binary: '1', handler() {} },
+  },
+});
+app.ws('/game-bad2', {
+  events: {
+    // @ts-expect-error: the object form needs its code
+    a: { binary: { decode: (bytes: Uint8Array) => bytes.length }, handler() {} },
+  },
+});
+app.ws('/game-bad3', {
+  events: {
+    // @ts-expect-error: decode takes the bytes, not a string
+    a: { binary: { code: 1, decode: (text: string) => text }, handler() {} },
+  },
+});
+const binaryEvent: BinaryEvent = { code: 4, decode: (bytes) => bytes.byteLength };
+void binaryEvent;

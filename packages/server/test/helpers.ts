@@ -243,3 +243,13 @@ export function selfSignedCert(name = 'localhost'): { key: string; cert: string;
   execFileSync('openssl', args, { stdio: 'ignore' });
   return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), keyFile, certFile };
 }
+
+/** A WebSocket (openWs) subscribed to `topics`, one `subscribe` frame each, their answers consumed. */
+export async function subscribedWs(url: string, ...topics: string[]): ReturnType<typeof openWs> {
+  const c = await openWs(url);
+  for (const [i, topic] of topics.entries()) {
+    c.ws.send(JSON.stringify({ type: 'subscribe', topic, ref: i + 1 }));
+    await c.next((m) => m.type === 'subscribed' && m.topic === topic);
+  }
+  return c;
+}

@@ -528,6 +528,7 @@ function wsInfo(r: WsRouteSpec): WsRouteInfo {
           name,
           ...(def.schema !== undefined && { schema: def.schema as Schema }),
           ...(def.reply !== undefined && { reply: def.reply as Schema }),
+          ...(def.binary !== undefined && { binary: typeof def.binary === 'number' ? def.binary : def.binary.code }),
         }),
       ),
     ),

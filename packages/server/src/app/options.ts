@@ -57,11 +57,13 @@ export interface AppOptions {
   /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
   tls?: TlsOptions;
   /**
-   * Coalesce `app.publish()` calls: the envelopes published to a topic within one event-loop
-   * iteration go out as one frame, a JSON array (docs/protocol.md, "Batches"). Per-topic
-   * order is kept. Clients must understand batches (`@tachyon/client` does). Default false.
+   * Coalesce `app.publish()` calls: the envelopes published to a topic go out as one frame, a
+   * JSON array (docs/protocol.md, "Batches"). `true`: those of one event-loop iteration;
+   * `{ tick: ms }` (an integer from 1 to 1000): those of one tick, held at most `tick` ms (a
+   * game's state updates, docs/realtime.md, "For games"). Per-topic order is kept. Clients must
+   * understand batches (`@tachyon/client` does). Default false.
    */
-  coalescePublishes?: boolean;
+  coalescePublishes?: boolean | { tick: number };
   /**
    * Where publishes go beyond this process: worker threads, Redis, NATS (docs/realtime.md,
    * "Buses"). Default: the in-process bus (nothing beyond this process).
@@ -119,7 +121,8 @@ export interface ResolvedOptions {
   maxHeaderSize: number | undefined;
   compression: Compression | null;
   tls: TlsOptions | undefined;
-  coalescePublishes: boolean;
+  /** false, true (per loop iteration) or the tick in milliseconds. */
+  coalescePublishes: boolean | number;
   bus: Bus | undefined;
   presenceHeartbeat: number;
 }
@@ -142,8 +145,6 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     throw new TypeError('cookieSecret must be a non-empty string or array of them');
   if (o.validateResponses !== undefined && typeof o.validateResponses !== 'boolean')
     throw new TypeError('validateResponses must be a boolean');
-  if (o.coalescePublishes !== undefined && typeof o.coalescePublishes !== 'boolean')
-    throw new TypeError('coalescePublishes must be a boolean');
   const tp = o.trustProxy ?? false;
   if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0)))
     throw new TypeError('trustProxy must be a boolean, a hop count or a function');
@@ -194,9 +195,35 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     maxHeaderSize: o.maxHeaderSize,
     compression: resolveCompression(o.compression, null),
     tls: o.tls,
-    coalescePublishes: o.coalescePublishes ?? false,
+    coalescePublishes: resolveCoalesce(o.coalescePublishes),
     bus,
   };
+}
+
+/** `coalescePublishes`: false, true, or `{ tick }` resolved to its milliseconds. */
+function resolveCoalesce(option: AppOptions['coalescePublishes']): boolean | number {
+  if (option === undefined || typeof option === 'boolean') return option ?? false;
+  const fail = (): never => {
+    throw new TypeError(
+      `coalescePublishes must be true, false or { tick: ms } with an integer tick from 1 to 1000, got ${describe(option)}`,
+    );
+  };
+  if (typeof option !== 'object' || option === null) return fail();
+  checkKnownKeys('new App(): coalescePublishes', option, ['tick']);
+  const tick = option.tick;
+  if (!Number.isInteger(tick) || tick < 1 || tick > 1000) return fail();
+  return tick;
+}
+
+/** A bad option value, for its error message. */
+function describe(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  if (typeof value !== 'object' || value === null) return typeof value === 'string' ? JSON.stringify(value) : String(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return 'an object';
+  }
 }
 
 /** The mistakes Express habits bring to listen(), each with the fix in its message. */

@@ -1,22 +1,31 @@
-// Coalesced publishes (`new App({ coalescePublishes: true })`, docs/protocol.md, "Batches"):
-// the envelopes app.publish() sends to a topic within one event-loop iteration go out as one
-// frame, after the poll phase (every message uWS read in that iteration has been handled). The
-// first onPublish metadata of a pending batch travels with it.
+// Coalesced publishes (`new App({ coalescePublishes })`, docs/protocol.md, "Batches"): the
+// envelopes app.publish() sends to a topic are held and go out as one frame per topic, either
+// after the poll phase of the event-loop iteration they were published in (`true`: every
+// message uWS read in that iteration has been handled), or when a tick of `tick` ms ends
+// (`{ tick }`: a game's state updates, many loop turns in one frame). One frame per topic and
+// not per socket: each frame is one uWS publish, so the fan-out to subscribers stays in C++.
+// The first onPublish metadata of a pending batch travels with it.
 import type { BusMeta } from './bus/index.ts';
 
 /** Sends one topic's frame: the envelope itself, or a JSON array of envelopes. */
 export type SendBatch = (topic: string, frame: string, meta: BusMeta | undefined) => void;
 
 export class TopicBatches {
-  /** Envelopes published this iteration, per topic, in order. */
+  /** Envelopes held since the last flush, per topic, in order. */
   private readonly pending = new Map<string, string[]>();
   /** The first metadata of each pending batch, when onPublish hooks gave any. */
   private metas: Map<string, BusMeta> | null = null;
+  /** A flush is scheduled (setImmediate, or the tick's timer is running). */
   private queued = false;
   private readonly send: SendBatch;
+  /** Milliseconds held at most, or 0: until the end of the loop iteration. */
+  private readonly tick: number;
+  /** The hub's one tick timer, made by the first tick and re-armed (refresh) by the next ones. */
+  private timer: NodeJS.Timeout | null = null;
 
-  constructor(send: SendBatch) {
+  constructor(send: SendBatch, tick = 0) {
     this.send = send;
+    this.tick = tick;
   }
 
   add(topic: string, envelope: string, meta: BusMeta | undefined): void {
@@ -29,8 +38,18 @@ export class TopicBatches {
     this.pending.set(topic, [envelope]);
     if (!this.queued) {
       this.queued = true;
-      setImmediate(this.flushAll);
+      this.arm();
     }
+  }
+
+  /** Schedules the flush of what was just queued: nothing runs while nothing is held. */
+  private arm(): void {
+    if (this.tick === 0) setImmediate(this.onTick);
+    else if (this.timer === null) {
+      // Unref'd: a publish after the server closed must not keep the process alive.
+      this.timer = setTimeout(this.onTick, this.tick);
+      this.timer.unref();
+    } else this.timer.refresh();
   }
 
   /**
@@ -46,12 +65,21 @@ export class TopicBatches {
     this.sendOne(topic, envelopes);
   }
 
-  /** Sends everything queued (the turn's end, or shutdown). */
-  readonly flushAll = (): void => {
+  /** The loop iteration's or the tick's end. */
+  private readonly onTick = (): void => {
     this.queued = false;
     for (const [topic, envelopes] of this.pending) this.sendOne(topic, envelopes);
     this.pending.clear();
   };
+
+  /** Sends everything queued now and stops the tick's timer (shutdown). */
+  flushAll(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.onTick();
+  }
 
   private sendOne(topic: string, envelopes: string[]): void {
     const frame = envelopes.length === 1 ? envelopes[0]! : `[${envelopes.join(',')}]`;

@@ -11,6 +11,7 @@ import { checkWsRateLimit, type CompiledWsRateLimit, type WsRateLimit } from './
 import { checkWsRouteHooks, type WsRouteHooks } from './ws-hooks.ts';
 import { checkFallback, type FallbackOptions } from './fallback/options.ts';
 import { checkIdempotency, type CompiledIdempotency, type IdempotencyOptions } from './once.ts';
+import { checkBinaryEvents, type BinaryEvent, type BinaryTable } from './binary-events.ts';
 
 export interface WsEvent<Data, S, R = undefined, Topics = {}> {
   /** Validates the event's data (any Standard Schema); failures answer a VALIDATION error. */
@@ -20,6 +21,13 @@ export interface WsEvent<Data, S, R = undefined, Topics = {}> {
    * documents it (AsyncAPI, the typed client's `request()`). Not validated at run time.
    */
   reply?: R;
+  /**
+   * Also accept the event as a binary frame whose first byte is this code (1 to 255, unique on
+   * the route), the rest its payload: `binary: 1` (the payload is UTF-8 text) or
+   * `binary: { code: 1, decode(bytes) }`. Such a frame runs like an event frame without `ref`:
+   * no reply, failures as error frames without `ref` (docs/protocol.md, "Binary events").
+   */
+  binary?: number | BinaryEvent;
   /** Its return value (or resolved promise) is the reply to a request that carried a `ref`. */
   handler(
     ws: Socket<Data, Topics>,
@@ -49,7 +57,10 @@ export interface WsBehavior<Data, E, Rp = {}, Topics = {}> {
   events?: { [K in keyof E]: WsEvent<Data, E[K], K extends keyof Rp ? Rp[K] : undefined, Topics> } & {
     [K in keyof Rp]: { reply?: Rp[K]; handler?: unknown };
   };
-  /** Frames that are not protocol frames: binary, or text not starting with `{"type":"`. The ArrayBuffer is valid only during the call. */
+  /**
+   * Frames that are not protocol frames: binary (except binary events: their first byte is a
+   * declared code), or text not starting with `{"type":"`. The ArrayBuffer is valid only during the call.
+   */
   message?(ws: Socket<Data, Topics>, data: ArrayBuffer, isBinary: boolean): unknown;
   /** The socket's send buffer drained below maxBackpressure. */
   drain?(ws: Socket<Data, Topics>): unknown;
@@ -124,7 +135,10 @@ const WS_KEYS = Object.keys({
   fallback: true,
   idempotency: true,
 } satisfies Record<keyof WsBehavior<unknown, unknown> | 'hooks', true>);
-const EVENT_KEYS = Object.keys({ schema: true, reply: true, handler: true } satisfies Record<keyof WsEvent<unknown, unknown>, true>);
+const EVENT_KEYS = Object.keys({ schema: true, reply: true, binary: true, handler: true } satisfies Record<
+  keyof WsEvent<unknown, unknown>,
+  true
+>);
 
 export interface WsRouteSpec {
   pattern: Pattern;
@@ -142,6 +156,8 @@ export interface Limits {
   /** Heartbeat seconds of the fallback transport, or null when the route has none. */
   fallback: number | null;
   idempotency: CompiledIdempotency;
+  /** The route's binary events by code (binary-events.ts), or null when none declares `binary`. */
+  binary: BinaryTable | null;
 }
 
 /** Checks options when the route is declared: some bad values terminate the uWS core. */
@@ -204,5 +220,6 @@ export function checkWsBehavior(path: string, b: WsBehavior<any, any>): Limits {
     rateLimit: checkWsRateLimit(path, b.rateLimit),
     fallback: checkFallback(b.fallback, fail),
     idempotency: checkIdempotency(b.idempotency, fail),
+    binary: checkBinaryEvents(path, b.events ?? {}, fail),
   };
 }

@@ -26,6 +26,7 @@ import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 import { warnBadInput } from '../core/throttled-log.ts';
+import type { RunEvent } from './binary-events.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
@@ -66,7 +67,7 @@ export function refuseNonProtocolFrame(s: Socket<any>, isBinary: boolean, size: 
   answer(s, isBinary ? NOT_PROTOCOL_BINARY : NOT_PROTOCOL_TEXT, false);
 }
 
-/** Compiled once per route (route.ts). @internal */
+/** Compiled once per route (route.ts): the control frames' handler, and the runner of binary events. @internal */
 export function compileControl(
   b: WsBehavior<any, any>,
   limits: Limits,
@@ -75,7 +76,7 @@ export function compileControl(
   onEvent: readonly WsHooks['onEvent'][] = [],
   aroundEvent: readonly WsHooks['aroundEvent'][] = [],
   shared: { keys: SharedKeys; scope: string } | null = null,
-): ControlHandler {
+): { control: ControlHandler; event: RunEvent } {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, {
@@ -206,13 +207,13 @@ export function compileControl(
     );
   };
   const once = new OnceWindow(limits.idempotency, answer, log, shared);
-  /** An event frame: through the aroundEvent hooks when there are any (event-outcome.ts). */
-  const dispatchEvent = (s: Socket<any>, frame: Record<string, unknown>, ref: number | undefined, to: Answer): void => {
-    if (aroundEvent.length === 0 || typeof frame.event !== 'string') return void runEvent(s, frame.event, frame.data, ref, to);
-    runAroundEvent(aroundEvent, s, frame.event, () => runEvent(s, frame.event, frame.data, ref, to), log);
+  /** An event (a frame's, or a binary event's): through the aroundEvent hooks when there are any (event-outcome.ts). */
+  const dispatchEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, to: Answer): void => {
+    if (aroundEvent.length === 0 || typeof name !== 'string') return void runEvent(s, name, data, ref, to);
+    runAroundEvent(aroundEvent, s, name, () => runEvent(s, name, data, ref, to), log);
   };
 
-  return (s, bytes) => {
+  const control: ControlHandler = (s, bytes) => {
     let frame: Record<string, unknown>;
     try {
       frame = JSON.parse(decoder.decode(bytes));
@@ -244,8 +245,8 @@ export function compileControl(
         return;
       }
       case 'event':
-        if (frame.key === undefined) return dispatchEvent(s, frame, ref, answer);
-        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame, ref, to));
+        if (frame.key === undefined) return dispatchEvent(s, frame.event, frame.data, ref, answer);
+        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame.event, frame.data, ref, to));
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':
@@ -259,4 +260,7 @@ export function compileControl(
         return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
     }
   };
+  // A binary event runs as an event frame without `ref` would (binary-events.ts).
+  const event: RunEvent = (s, name, data) => dispatchEvent(s, name, data, undefined, answer);
+  return { control, event };
 }

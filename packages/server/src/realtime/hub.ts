@@ -63,8 +63,9 @@ export class WsHub {
   publishHooks: readonly PublishHooks['onPublish'][] = [];
   private deliverHooks: readonly PublishHooks['onDeliver'][] = [];
 
-  constructor(coalesce = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
-    this.batches = coalesce ? new TopicBatches(this.publishBatch) : null;
+  /** `coalesce`: false, true (per loop iteration) or a tick in milliseconds (app options' coalescePublishes, resolved). */
+  constructor(coalesce: boolean | number = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
+    this.batches = coalesce === false ? null : new TopicBatches(this.publishBatch, coalesce === true ? 0 : coalesce);
     this.logger = logger;
     this.bus = bus;
     this.remote = isInProcess(bus) ? null : bus;

@@ -2,12 +2,14 @@
 //
 //   upgrade (HTTP) → framing, version and origin checks → app's `upgrade(req)` → uWS upgrade  (upgrade.ts)
 //   message → byte-prefix test → control frame (subscribe / event / ping) or the app's `message`  (control.ts)
+//             binary: first byte a declared code → binary event (binary-events.ts), else the app's `message`
 //   close → bookkeeping (hub, bus interest) → the app's `close`
 import type { Settings } from '../core/settings.ts';
 import type { UwsWebSocket, UwsWebSocketBehavior } from '../uws/index.ts';
 import { checkWsBehavior, type Limits, type WsRouteSpec } from './behavior.ts';
 import { FallbackRoute, type FallbackHandlers } from './fallback/route.ts';
 import { compileControl, refuseNonProtocolFrame } from './control.ts';
+import { binaryEventName, compileBinaryEvents } from './binary-events.ts';
 import type { WsHub } from './hub.ts';
 import { CLOSE_RATE_LIMITED, CLOSE_TOO_BIG, CLOSE_TOO_SLOW, errorFrame, isControlFrame, readRef } from './protocol.ts';
 import { admitMessage, newBudget } from './rate-limit.ts';
@@ -101,7 +103,9 @@ function compileBehavior(
   const keys = limits.idempotency.store ?? hub.sharedKeys;
   keys?.useLogger?.(log);
   const shared = keys === null ? null : { keys, scope: spec.pattern.path };
-  const control = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared);
+  const { control, event } = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared);
+  const binaryEvents = limits.binary;
+  const binary = binaryEvents === null ? null : compileBinaryEvents(binaryEvents, event, log);
   const aroundEvent = hooks.aroundEvent;
 
   // Runs an app hook: a throw or a rejection is logged, never thrown into uWS. The hook and
@@ -137,14 +141,23 @@ function compileBehavior(
       return s.close(CLOSE_RATE_LIMITED, 'Rate limited');
     }
     if (refused === 1) log.debug({ ip: s.ip, perSecond }, 'websocket over its message rate limit');
-    if (isBinary || ab.byteLength < 9) return;
+    if (isBinary) {
+      // A binary event is refused as an event frame without `ref`; other binary frames are dropped.
+      const name = binaryEvents === null ? undefined : binaryEventName(binaryEvents, ab);
+      return name === undefined ? undefined : rateLimited(s, name, undefined);
+    }
+    if (ab.byteLength < 9) return;
     const bytes = new Uint8Array(ab);
     if (!isControlFrame(bytes)) return;
     const frame = parseQuietly(bytes);
-    const text = errorFrame(readRef(frame?.ref), 'RATE_LIMITED', `Too many messages: at most ${perSecond} per second`);
-    // An event refused here still reaches aroundEvent hooks, with its outcome (event-outcome.ts).
-    if (aroundEvent.length === 0 || frame?.type !== 'event' || typeof frame.event !== 'string') return void s.sendRaw(text, false);
-    runAroundEvent(aroundEvent, s, frame.event, () => (s.sendRaw(text, false), EVENT_RATE_LIMITED), log);
+    rateLimited(s, frame?.type === 'event' && typeof frame.event === 'string' ? frame.event : undefined, readRef(frame?.ref));
+  };
+
+  /** The RATE_LIMITED answer; an event refused here still reaches aroundEvent hooks, with its outcome (event-outcome.ts). */
+  const rateLimited = (s: Socket<any>, event: string | undefined, ref: number | undefined): void => {
+    const text = errorFrame(ref, 'RATE_LIMITED', `Too many messages: at most ${perSecond} per second`);
+    if (aroundEvent.length === 0 || event === undefined) return void s.sendRaw(text, false);
+    runAroundEvent(aroundEvent, s, event, () => (s.sendRaw(text, false), EVENT_RATE_LIMITED), log);
   };
 
   const behavior: UwsWebSocketBehavior = {
@@ -184,7 +197,10 @@ function compileBehavior(
         const budget = (data.budget ??= newBudget(Date.now()));
         if (!admitMessage(budget, perSecond, Date.now())) return refuse(s, budget.refused, ab, isBinary);
       }
-      if (!isBinary && ab.byteLength >= 9) {
+      if (isBinary) {
+        // Binary events (binary-events.ts): a route without them pays this null check only.
+        if (binary?.(s, ab)) return;
+      } else if (ab.byteLength >= 9) {
         const bytes = new Uint8Array(ab);
         if (isControlFrame(bytes)) return control(s, bytes);
       }

@@ -56,8 +56,8 @@ export interface HttpRouteInfo {
 export interface WsRouteInfo {
   readonly kind: 'ws';
   readonly path: string;
-  /** Its events: the data schema (`schema`) and the reply schema (`reply`) each declares. */
-  readonly events: readonly { readonly name: string; readonly schema?: Schema; readonly reply?: Schema }[];
+  /** Its events: the data schema (`schema`) and the reply schema (`reply`) each declares, and its binary frame's code (`binary`) when it has one. */
+  readonly events: readonly { readonly name: string; readonly schema?: Schema; readonly reply?: Schema; readonly binary?: number }[];
 }
 
 /** A web-standard fetch handler mounted under `prefix` (`app.mount`): every method, every path below. */

@@ -1,14 +1,18 @@
-// coalescePublishes: the events published to a topic within one event-loop iteration leave
-// as one array frame, in order, without reordering or misdelivering anything.
+// coalescePublishes: the events published to a topic within one event-loop iteration (`true`)
+// or one tick (`{ tick }`) leave as one array frame, in order, without reordering or
+// misdelivering anything. Each behaviour is tested in both modes; the tick's own properties
+// (several loop turns in one frame, how long a publish is held) are in ws-tick.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { App } from '../../src/index.ts';
-import { eventually, openWs, sleep, start, type Running } from '../helpers.ts';
+import { eventually, sleep, start, subscribedWs, type Running } from '../helpers.ts';
 
 const ev = (topic: string, data: unknown) => ({ topic, event: 'e', data });
 
-function burstApp(coalescePublishes: boolean): App {
+type Mode = boolean | { tick: number };
+
+function burstApp(coalescePublishes: Mode): App {
   const app = new App({ coalescePublishes });
   app.ws('/live', {
     events: {
@@ -48,6 +52,14 @@ function burstApp(coalescePublishes: boolean): App {
           app.publish('t', 'e', 'gone');
         },
       },
+      // A volatile publish is never held: the topic's held envelopes go first.
+      volatileBetween: {
+        handler() {
+          app.publish('t', 'e', 1);
+          app.publish('t', 'e', 2, { volatile: true });
+          app.publish('t', 'e', 3);
+        },
+      },
       publishThenClose: {
         handler() {
           app.publish('t', 'e', 'last-1');
@@ -61,101 +73,103 @@ function burstApp(coalescePublishes: boolean): App {
 }
 let srvRef: Running;
 
-async function subscriber(url: string, ...topics: string[]) {
-  const c = await openWs(url);
-  for (const [i, topic] of topics.entries()) {
-    c.ws.send(JSON.stringify({ type: 'subscribe', topic, ref: i + 1 }));
-    await c.next((m) => m.type === 'subscribed' && m.topic === topic);
-  }
-  return c;
-}
+// The tick is short enough for the sleeps below to see its frame (the tick test file uses longer ones).
+for (const mode of [true, { tick: 20 }] satisfies Mode[])
+  describe(`coalescePublishes: ${JSON.stringify(mode)}`, () => {
+    let srv: Running;
+    let url: string;
+    before(async () => {
+      srv = await start(burstApp(mode));
+      url = srv.url.replace('http', 'ws') + '/live';
+    });
+    after(() => srv.close());
 
-describe('coalescePublishes', () => {
-  let srv: Running;
-  let url: string;
-  before(async () => {
-    srv = await start(burstApp(true));
-    url = srv.url.replace('http', 'ws') + '/live';
+    test('one iteration of publishes → one array frame per topic, in publish order', async () => {
+      const a = await subscribedWs(url, 't', 'u');
+      const sender = await subscribedWs(url);
+      sender.ws.send('{"type":"event","event":"burst","data":5}');
+      const t = await a.next((m) => Array.isArray(m) && m[0].topic === 't');
+      assert.deepEqual(
+        t,
+        [0, 1, 2, 3, 4].map((i) => ev('t', i)),
+      );
+      const u = await a.next((m) => Array.isArray(m) && m[0].topic === 'u');
+      assert.deepEqual(u, [ev('u', 'x'), ev('u', 'y')]);
+      await sleep(30);
+      assert.equal(a.messages.length, 0, 'no frame beyond the two batches');
+      // A lone publish is still a plain object frame.
+      sender.ws.send('{"type":"event","event":"burst","data":1}');
+      assert.deepEqual(await a.next((m) => !Array.isArray(m) && m.topic === 't'), ev('t', 0));
+      a.ws.close();
+      sender.ws.close();
+    });
+
+    test('raw publishes and socket publishes keep the topic order', async () => {
+      const a = await subscribedWs(url, 't');
+      const sender = await subscribedWs(url, 't');
+      sender.ws.send('{"type":"event","event":"mixed"}');
+      await eventually(() => a.messages.length >= 4);
+      await sleep(30);
+      assert.deepEqual(a.messages, [[ev('t', 1), ev('t', 2)], 'raw', ev('t', 3), ev('t', 'from-socket'), ev('t', 4)]);
+      // The sender is excluded from its own socket publish only.
+      await eventually(() => sender.messages.length >= 4);
+      await sleep(30);
+      assert.deepEqual(
+        sender.messages.filter((m: any) => m.type === undefined),
+        [[ev('t', 1), ev('t', 2)], 'raw', ev('t', 3), ev('t', 4)],
+      );
+      a.ws.close();
+      sender.ws.close();
+    });
+
+    test('subscribe and unsubscribe between publishes: nothing early, nothing lost', async () => {
+      const a = await subscribedWs(url, 't');
+      const late = await subscribedWs(url);
+      late.ws.send('{"type":"event","event":"joinLate"}');
+      assert.deepEqual(await late.next((m) => m.topic === 't'), ev('t', 'after'));
+      await sleep(30);
+      assert.equal(late.messages.length, 0, 'the event published before subscribe() did not reach the late subscriber');
+      assert.deepEqual(a.messages.splice(0), [ev('t', 'before'), ev('t', 'after')]);
+
+      late.ws.send('{"type":"event","event":"leaveEarly"}');
+      assert.deepEqual(await late.next((m) => m.topic === 't'), ev('t', 'kept'));
+      await sleep(30);
+      assert.equal(late.messages.length, 0, 'nothing after unsubscribe()');
+      assert.deepEqual(a.messages.splice(0), [ev('t', 'kept'), ev('t', 'gone')]);
+      a.ws.close();
+      late.ws.close();
+    });
+
+    test('a volatile publish sends the held envelopes first', async () => {
+      const a = await subscribedWs(url, 't');
+      const sender = await subscribedWs(url);
+      sender.ws.send('{"type":"event","event":"volatileBetween"}');
+      await eventually(() => a.messages.length >= 3);
+      await sleep(30);
+      assert.deepEqual(a.messages, [ev('t', 1), ev('t', 2), ev('t', 3)]);
+      a.ws.close();
+      sender.ws.close();
+    });
   });
-  after(() => srv.close());
 
-  test('one iteration of publishes → one array frame per topic, in publish order', async () => {
-    const a = await subscriber(url, 't', 'u');
-    const sender = await subscriber(url);
-    sender.ws.send('{"type":"event","event":"burst","data":5}');
-    const t = await a.next((m) => Array.isArray(m) && m[0].topic === 't');
-    assert.deepEqual(
-      t,
-      [0, 1, 2, 3, 4].map((i) => ev('t', i)),
-    );
-    const u = await a.next((m) => Array.isArray(m) && m[0].topic === 'u');
-    assert.deepEqual(u, [ev('u', 'x'), ev('u', 'y')]);
-    await sleep(30);
-    assert.equal(a.messages.length, 0, 'no frame beyond the two batches');
-    // A lone publish is still a plain object frame.
-    sender.ws.send('{"type":"event","event":"burst","data":1}');
-    assert.deepEqual(await a.next((m) => !Array.isArray(m) && m.topic === 't'), ev('t', 0));
-    a.ws.close();
-    sender.ws.close();
+// A long tick: close() must not wait for it, nor lose what it holds.
+for (const mode of [true, { tick: 1000 }] satisfies Mode[])
+  test(`coalescePublishes ${JSON.stringify(mode)}: queued events still go out when the server shuts down`, async () => {
+    srvRef = await start(burstApp(mode));
+    const url = srvRef.url.replace('http', 'ws') + '/live';
+    const a = await subscribedWs(url, 't');
+    const sender = await subscribedWs(url);
+    sender.ws.send('{"type":"event","event":"publishThenClose"}');
+    const { code } = await a.closed;
+    assert.equal(code, 1001);
+    assert.deepEqual(a.messages, [[ev('t', 'last-1'), ev('t', 'last-2')]]);
   });
-
-  test('raw publishes and socket publishes keep the topic order', async () => {
-    const a = await subscriber(url, 't');
-    const sender = await subscriber(url, 't');
-    sender.ws.send('{"type":"event","event":"mixed"}');
-    await eventually(() => a.messages.length >= 4);
-    await sleep(30);
-    assert.deepEqual(a.messages, [[ev('t', 1), ev('t', 2)], 'raw', ev('t', 3), ev('t', 'from-socket'), ev('t', 4)]);
-    // The sender is excluded from its own socket publish only.
-    await eventually(() => sender.messages.length >= 4);
-    await sleep(30);
-    assert.deepEqual(
-      sender.messages.filter((m: any) => m.type === undefined),
-      [[ev('t', 1), ev('t', 2)], 'raw', ev('t', 3), ev('t', 4)],
-    );
-    a.ws.close();
-    sender.ws.close();
-  });
-
-  test('subscribe and unsubscribe between publishes: nothing early, nothing lost', async () => {
-    const a = await subscriber(url, 't');
-    const late = await subscriber(url);
-    late.ws.send('{"type":"event","event":"joinLate"}');
-    assert.deepEqual(await late.next((m) => m.topic === 't'), ev('t', 'after'));
-    await sleep(30);
-    assert.equal(late.messages.length, 0, 'the event published before subscribe() did not reach the late subscriber');
-    assert.deepEqual(a.messages.splice(0), [ev('t', 'before'), ev('t', 'after')]);
-
-    late.ws.send('{"type":"event","event":"leaveEarly"}');
-    assert.deepEqual(await late.next((m) => m.topic === 't'), ev('t', 'kept'));
-    await sleep(30);
-    assert.equal(late.messages.length, 0, 'nothing after unsubscribe()');
-    assert.deepEqual(a.messages.splice(0), [ev('t', 'kept'), ev('t', 'gone')]);
-    a.ws.close();
-    late.ws.close();
-  });
-
-  test('the option is validated', () => {
-    assert.throws(() => new App({ coalescePublishes: 'yes' as never }), /coalescePublishes must be a boolean/);
-  });
-});
-
-test('coalescePublishes: queued events still go out when the server shuts down', async () => {
-  srvRef = await start(burstApp(true));
-  const url = srvRef.url.replace('http', 'ws') + '/live';
-  const a = await subscriber(url, 't');
-  const sender = await subscriber(url);
-  sender.ws.send('{"type":"event","event":"publishThenClose"}');
-  const { code } = await a.closed;
-  assert.equal(code, 1001);
-  assert.deepEqual(a.messages, [[ev('t', 'last-1'), ev('t', 'last-2')]]);
-});
 
 test('without coalescePublishes every publish is its own frame', async () => {
   const srv = await start(burstApp(false));
   const url = srv.url.replace('http', 'ws') + '/live';
-  const a = await subscriber(url, 't', 'u');
-  const sender = await subscriber(url);
+  const a = await subscribedWs(url, 't', 'u');
+  const sender = await subscribedWs(url);
   sender.ws.send('{"type":"event","event":"burst","data":3}');
   await eventually(() => a.messages.length >= 5);
   await sleep(30);

@@ -1,0 +1,94 @@
+// Binary events (docs/protocol.md, "Binary events"): an event declared with `binary` in
+// `app.ws(path, { events })` is also accepted as a binary frame `[code, ...payload]`, a byte
+// instead of the `{"type":"event","event":"…","data":` prefix and no JSON to parse: the hot
+// events of a game (keystrokes, inputs). Such a frame runs its event exactly as an event frame
+// without `ref` would (rate limit, aroundEvent hooks, schema, handler): no reply, failures as
+// error frames without `ref`. The codes are checked when the route is declared; a route
+// without binary events has no table, and its binary frames pay one null check (route.ts).
+import type { Logger } from '../core/logger.ts';
+import { checkKnownKeys } from '../core/options-check.ts';
+import { warnBadInput } from '../core/throttled-log.ts';
+import { errorFrame } from './protocol.ts';
+import type { Socket } from './socket.ts';
+
+/** `binary` of an event in its object form: its code and how its payload becomes the event's data. */
+export interface BinaryEvent {
+  /** The frame's first byte: an integer from 1 to 255, unique on its route. */
+  code: number;
+  /**
+   * Turns the bytes after the code into the event's data (then validated by its `schema`),
+   * synchronously. `bytes` is a view of uWS's buffer, valid only during the call: copy what
+   * must outlive it. A throw answers BAD_FRAME. Default: the bytes as UTF-8 text (invalid
+   * UTF-8 answers BAD_FRAME).
+   */
+  decode?(bytes: Uint8Array): unknown;
+}
+
+interface DeclaredBinary {
+  readonly name: string;
+  readonly decode: (bytes: Uint8Array) => unknown;
+}
+
+/** A route's binary events by code (index 0 is never used). */
+export type BinaryTable = readonly (DeclaredBinary | undefined)[];
+
+/** Runs a named event without `ref` (control.ts): rate limit already passed. */
+export type RunEvent = (s: Socket<any>, name: string, data: unknown) => void;
+
+/** Runs a binary frame's event and returns true, or returns false: not a declared code (the `message` hook's frame). */
+export type BinaryHandler = (s: Socket<any>, ab: ArrayBuffer) => boolean;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const decodeText = (bytes: Uint8Array): string => utf8.decode(bytes);
+
+/**
+ * Checks the `binary` of each event when the route is declared: the table of codes, or null
+ * when no event declares one.
+ */
+export function checkBinaryEvents(path: string, events: Record<string, unknown>, fail: (msg: string) => never): BinaryTable | null {
+  let table: (DeclaredBinary | undefined)[] | null = null;
+  for (const [name, def] of Object.entries(events)) {
+    const binary = (def as { binary?: unknown }).binary;
+    if (binary === undefined) continue;
+    const where = `event ${name}: binary`;
+    let code: unknown = binary;
+    let decode: unknown;
+    if (typeof binary === 'object' && binary !== null) {
+      checkKnownKeys(`ws ${path}: ${where}`, binary, ['code', 'decode']);
+      ({ code, decode } = binary as { code?: unknown; decode?: unknown });
+      if (decode !== undefined && typeof decode !== 'function') fail(`${where}.decode must be a function (bytes: Uint8Array) => data`);
+    } else if (typeof binary !== 'number') fail(`${where} must be a code (an integer from 1 to 255) or { code, decode }`);
+    if (typeof code !== 'number' || !Number.isInteger(code) || code < 1 || code > 255)
+      fail(`${where} code must be an integer from 1 to 255, got ${String(code)}`);
+    table ??= new Array(256).fill(undefined);
+    const taken = table[code as number];
+    if (taken !== undefined) fail(`${where} code ${String(code)} is already the code of event ${taken.name}`);
+    table[code as number] = { name, decode: (decode as DeclaredBinary['decode'] | undefined) ?? decodeText };
+  }
+  return table;
+}
+
+/** The name of the event a binary frame is for, or undefined (the rate limiter's refusal: route.ts). */
+export function binaryEventName(table: BinaryTable, ab: ArrayBuffer): string | undefined {
+  return ab.byteLength === 0 ? undefined : table[new Uint8Array(ab, 0, 1)[0]!]?.name;
+}
+
+/** Compiled once per route that declares binary events (route.ts). */
+export function compileBinaryEvents(table: BinaryTable, run: RunEvent, log: Logger): BinaryHandler {
+  return (s, ab) => {
+    if (ab.byteLength === 0) return false;
+    const bytes = new Uint8Array(ab);
+    const ev = table[bytes[0]!];
+    if (ev === undefined) return false;
+    let data: unknown;
+    try {
+      data = ev.decode(bytes.subarray(1));
+    } catch (err) {
+      warnBadInput(log, { ip: s.ip, event: ev.name, size: ab.byteLength, err }, 'websocket binary event could not be decoded');
+      s.sendRaw(errorFrame(undefined, 'BAD_FRAME', `Binary event ${JSON.stringify(ev.name)}: its payload could not be decoded`), false);
+      return true;
+    }
+    run(s, ev.name, data);
+    return true;
+  };
+}

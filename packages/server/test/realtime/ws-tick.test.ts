@@ -1,0 +1,89 @@
+// coalescePublishes: { tick }: what a tick adds to per-iteration coalescing (ws-coalesce.test.ts
+// runs ordering, volatile and shutdown in both modes): publishes of several loop turns leave as
+// one frame per topic, held about one tick and never much longer; the option's bad values.
+// Timing margins are wide: CI runs this under coverage on two slow cores.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { App } from '../../src/index.ts';
+import { eventually, sleep, start, subscribedWs, type Running } from '../helpers.ts';
+
+const ev = (topic: string, data: unknown) => ({ topic, event: 'e', data });
+const TICK = 300;
+
+function tickApp(tick: number): App {
+  const app = new App({ coalescePublishes: { tick } });
+  app.ws('/live', {
+    events: {
+      // Publishes over several loop turns (a timer, an immediate, a microtask), on two topics.
+      spread: {
+        handler() {
+          app.publish('t', 'e', 1);
+          queueMicrotask(() => app.publish('t', 'e', 2));
+          setImmediate(() => app.publish('u', 'e', 'x'));
+          setTimeout(() => {
+            app.publish('t', 'e', 3);
+            app.publish('u', 'e', 'y');
+          }, 20);
+        },
+      },
+      one: {
+        handler() {
+          app.publish('t', 'e', 'alone');
+        },
+      },
+    },
+  });
+  return app;
+}
+
+describe('coalescePublishes: { tick }', () => {
+  let srv: Running;
+  let url: string;
+  before(async () => {
+    srv = await start(tickApp(TICK));
+    url = srv.url.replace('http', 'ws') + '/live';
+  });
+  after(() => srv.close());
+
+  test('publishes from different loop turns leave as one frame per topic', async () => {
+    const a = await subscribedWs(url, 't', 'u');
+    const sender = await subscribedWs(url);
+    sender.ws.send('{"type":"event","event":"spread"}');
+    await eventually(() => a.messages.length >= 2, TICK + 2000);
+    await sleep(50);
+    const byTopic = new Map(a.messages.map((m: any) => [m[0].topic, m]));
+    assert.equal(a.messages.length, 2, 'one frame per topic');
+    assert.deepEqual(byTopic.get('t'), [ev('t', 1), ev('t', 2), ev('t', 3)]);
+    assert.deepEqual(byTopic.get('u'), [ev('u', 'x'), ev('u', 'y')]);
+    a.ws.close();
+    sender.ws.close();
+  });
+
+  test('a publish is held about one tick, never much longer', async () => {
+    const a = await subscribedWs(url, 't');
+    const sender = await subscribedWs(url);
+    for (let i = 0; i < 3; i++) {
+      const sent = performance.now();
+      sender.ws.send('{"type":"event","event":"one"}');
+      assert.deepEqual(await a.next(() => true, TICK + 3000), ev('t', 'alone'));
+      const held = performance.now() - sent;
+      // Held: not sent at the end of the loop turn. Bounded: the tick plus a slow machine's delays.
+      assert.ok(held >= TICK - 30, `held ${held.toFixed(0)} ms, tick ${TICK} ms`);
+      assert.ok(held < TICK + 1000, `held ${held.toFixed(0)} ms, tick ${TICK} ms`);
+    }
+    a.ws.close();
+    sender.ws.close();
+  });
+});
+
+test('coalescePublishes: bad values are refused, naming the option', () => {
+  for (const bad of [{ tick: 0 }, { tick: 1001 }, { tick: 1.5 }, { tick: '30' }, { tick: Number.NaN }, {}, 30, 'yes', null, []]) {
+    assert.throws(
+      () => new App({ coalescePublishes: bad as never }),
+      (err: unknown) => err instanceof TypeError && /^coalescePublishes must be true, false or \{ tick: ms \}/.test(err.message),
+      JSON.stringify(bad),
+    );
+  }
+  assert.throws(() => new App({ coalescePublishes: { tick: 30, tock: 1 } as never }), /coalescePublishes: unknown option "tock"/);
+  for (const good of [true, false, { tick: 1 }, { tick: 1000 }]) new App({ coalescePublishes: good });
+});
