@@ -2,7 +2,14 @@
 // peer, a metric against the number of connected players.
 const esc = (s) => String(s).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif"';
-export const PEER_COLORS = { tachyon: '#d9480f', uws: '#495057', 'socketio-uws': '#1c7ed6', socketio: '#2f9e44', bun: '#ae3ec9' };
+export const PEER_COLORS = {
+  tachyon: '#d9480f',
+  'tachyon-compact': '#f59f00',
+  uws: '#495057',
+  'socketio-uws': '#1c7ed6',
+  socketio: '#2f9e44',
+  bun: '#ae3ec9',
+};
 
 /** series: [{ label, color, points: [[x, y], …] }]; `limit`: a horizontal reference line. */
 export function lineChart({ title, xLabel, yLabel, series, limit, yMax }) {

@@ -29,6 +29,22 @@ const near = (timeline, players) => {
   return row && Math.abs(row.players - players) <= Math.max(50, players * 0.03) ? row : undefined;
 };
 
+/**
+ * The issue's capacity goals that a run's peers can tell (reported, never asserted), by peer
+ * capacity; `em` marks the ratio (bold in RESULTS.md).
+ */
+export function gameGoals(cap, em = (x) => x) {
+  const goals = [];
+  const vs = (name, a, b, factor) => {
+    if (cap[a] && cap[b]) goals.push(`${name}: ${em(fmtX(cap[a] / cap[b]))} (${cap[a] >= factor * cap[b] ? 'met' : 'missed'})`);
+  };
+  vs('Tachyon ≥ 2× Socket.IO/uWS', 'tachyon', 'socketio-uws', 2);
+  vs('Tachyon ≥ 0.9× raw uWS', 'tachyon', 'uws', 0.9);
+  vs('Tachyon compact ≥ 1.5× raw uWS', 'tachyon-compact', 'uws', 1.5);
+  vs('Tachyon compact ≥ 2× Socket.IO/uWS', 'tachyon-compact', 'socketio-uws', 2);
+  return goals;
+}
+
 /** The markdown of one bench:game run. */
 export function gameMarkdown({ results, options, environment, file, charts, command }) {
   const cap = Object.fromEntries(results.map((r) => [r.peer, r.capacity.players]));
@@ -73,29 +89,23 @@ export function gameMarkdown({ results, options, environment, file, charts, comm
     ),
   );
   out.push('');
-  const goals = [];
-  if (cap.tachyon && cap['socketio-uws'])
-    goals.push(
-      `Tachyon ≥ 2× Socket.IO/uWS: **${fmtX(cap.tachyon / cap['socketio-uws'])}** (${cap.tachyon >= 2 * cap['socketio-uws'] ? 'met' : 'missed'})`,
-    );
-  if (cap.tachyon && cap.uws)
-    goals.push(`Tachyon ≥ 0.9× raw uWS: **${fmtX(cap.tachyon / cap.uws)}** (${cap.tachyon >= 0.9 * cap.uws ? 'met' : 'missed'})`);
+  const goals = gameGoals(cap, (x) => `**${x}**`);
   if (goals.length) out.push(`Goals (reported, not asserted): ${goals.join('; ')}.`, '');
   out.push(
     'At equal load (the median run): keystroke → own progress p95, and server CPU (% of its core), per number of connected players:',
   );
   out.push('');
-  const levels = [500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500];
+  // Every 500 players up to the largest capacity; a level no peer reached is left out.
+  const top = Math.max(500, ...results.map((r) => r.capacity.players));
+  const levels = Array.from({ length: Math.ceil(top / 500) }, (_, i) => (i + 1) * 500);
+  const cell = (r, n) => {
+    const row = near(r.timeline, n);
+    return row ? `${row.key?.p95 ?? '—'} ms / ${row.server?.cpu ?? '—'}%` : '—';
+  };
   out.push(
     table(
       ['players', ...results.map((r) => r.label)],
-      levels.map((n) => [
-        fmtInt(n),
-        ...results.map((r) => {
-          const row = near(r.timeline, n);
-          return row ? `${row.key?.p95 ?? '—'} ms / ${row.server?.cpu ?? '—'}%` : '—';
-        }),
-      ]),
+      levels.map((n) => [fmtInt(n), ...results.map((r) => cell(r, n))]).filter((cells) => cells.slice(1).some((c) => c !== '—')),
       new Set(results.map((_, i) => i + 1)),
     ),
   );

@@ -1,5 +1,6 @@
 // Game-capacity peer: the typing race's own server (examples/typing-race), as `npm start` runs
-// it, with the benchmark's settings (long passage, short wait).
+// it, with the benchmark's settings (long passage, short wait). GAME_TICK_MS: the compact
+// protocol's publish tick (the `tachyon-compact` peer; its loadgen sends binary keystrokes).
 import { jsonLogger } from '@tachyon/server';
 import { createGameApp } from '../../examples/typing-race/src/server/index.ts';
 import { GAME_CONFIG, reportMetrics } from './game-common.mjs';
@@ -11,6 +12,7 @@ const game = createGameApp({
   config: GAME_CONFIG,
   passages: [longPassage(40_000)],
   app: { logger: jsonLogger('warn') },
+  publishTick: process.env.GAME_TICK_MS ? Number(process.env.GAME_TICK_MS) : undefined,
 });
 reportMetrics();
 const server = await game.listen(portFromEnv(), '127.0.0.1');

@@ -1,7 +1,7 @@
 // The typing race: `npm start` in this folder (or at the repository's root). One process: the
 // game's Tachyon App with the pages (web/, SvelteKit, built by scripts/build-web.mjs) installed
 // on it. PORT (3000), HOST (0.0.0.0: every interface, as adapter-node), WAIT_SECONDS (the waiting countdown once two players are in: 10 in
-// production, 3 otherwise), COOKIE_SECRET. WORKERS=2 (or auto) runs it on cluster(): this file
+// production, 3 otherwise), COOKIE_SECRET, PUBLISH_TICK_MS (the compact protocol's tick). WORKERS=2 (or auto) runs it on cluster(): this file
 // then runs again in every worker thread, each building the same App (README, "On all cores").
 import { existsSync } from 'node:fs';
 import { cluster } from '@tachyon/server';
@@ -15,11 +15,12 @@ if (production && !process.env.COOKIE_SECRET) {
 const waitSeconds = Number(process.env.WAIT_SECONDS ?? (production ? 10 : 3));
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST || '0.0.0.0';
+const publishTick = process.env.PUBLISH_TICK_MS ? Number(process.env.PUBLISH_TICK_MS) : undefined;
 /** Where to point a browser: localhost when listening on every interface. */
 const shown = (p: number) => `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${p}`;
 
 async function build(): Promise<GameApp> {
-  const game = createGameApp({ cookieSecret: process.env.COOKIE_SECRET, config: { waitSeconds } });
+  const game = createGameApp({ cookieSecret: process.env.COOKIE_SECRET, config: { waitSeconds }, publishTick });
   // The pages go last: SvelteKit's SSR answers every path the game's routes did not take.
   const pages = new URL('./web/build/handler.js', import.meta.url);
   if (existsSync(pages)) {

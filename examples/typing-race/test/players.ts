@@ -47,16 +47,19 @@ export async function matchmake(port: number, name?: string, cookie?: string): P
   return { roomCode: res.data.roomCode, cookie: set ? set.split(';')[0]! : cookie! };
 }
 
+/** Error answers nobody waits for (the client's `onError`); ignored by default. */
+type OnError = (error: unknown) => void;
+
 /** Connects with `cookie`, subscribes to the room and joins it. */
-export async function joinAs(port: number, roomCode: string, cookie: string): Promise<TestPlayer> {
-  const live = connect<GameContract>(`ws://127.0.0.1:${port}/ws`, { WebSocket: withCookie(cookie), onError: () => {} });
+export async function joinAs(port: number, roomCode: string, cookie: string, onError: OnError = () => {}): Promise<TestPlayer> {
+  const live = connect<GameContract>(`ws://127.0.0.1:${port}/ws`, { WebSocket: withCookie(cookie), onError });
   const events: TestPlayer['events'] = [];
   live.subscribe(`race:${roomCode}`, (event, data) => events.push({ event, data }));
   const state = await live.request('pvp:join', { roomCode });
   return { live, roomCode, cookie, state, events, close: () => live.close() };
 }
 
-export async function player(port: number, name: string): Promise<TestPlayer> {
+export async function player(port: number, name: string, onError?: OnError): Promise<TestPlayer> {
   const { roomCode, cookie } = await matchmake(port, name);
-  return joinAs(port, roomCode, cookie);
+  return joinAs(port, roomCode, cookie, onError);
 }

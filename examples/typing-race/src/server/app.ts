@@ -5,6 +5,12 @@ import { registerGame, type GameRoutes, type GameRoutesOptions } from './registe
 export interface GameAppOptions extends GameRoutesOptions {
   /** Signs the guest cookie. Required in production; a fixed development value otherwise. */
   cookieSecret?: string;
+  /**
+   * The game's opt-in protocol (README, "Compact protocol"): room events held for at most this
+   * many milliseconds and sent as one frame per room (`coalescePublishes: { tick }`). Unset:
+   * every publish goes out at once. Binary keystrokes are accepted either way.
+   */
+  publishTick?: number;
   app?: Omit<AppOptions, 'cookieSecret'>;
 }
 
@@ -15,7 +21,12 @@ export interface GameApp extends GameRoutes {
 }
 
 export function createGameApp(options: GameAppOptions = {}): GameApp {
-  const app = new App({ logger: jsonLogger('info'), ...options.app, cookieSecret: options.cookieSecret ?? 'typing-race-dev-secret' });
+  const app = new App({
+    logger: jsonLogger('info'),
+    ...(options.publishTick === undefined ? {} : { coalescePublishes: { tick: options.publishTick } }),
+    ...options.app,
+    cookieSecret: options.cookieSecret ?? 'typing-race-dev-secret',
+  });
   const routes = registerGame(app, options);
   return {
     ...routes,

@@ -64,6 +64,9 @@ function refused(e: GameError): HttpError {
 /** The game's app type: the routes, topics and ws route `registerGame` adds to a plain `App`. */
 export type GameAppType = ReturnType<typeof registerGame>['app'];
 
+/** The first byte of a binary `pvp:keystrokes` frame (README, "Compact protocol"). */
+export const KEYSTROKES_CODE = 1;
+
 const ROOM_TOPIC = /^race:((?:[1-9][0-9]{0,3}-)?[A-HJ-NP-Z2-9]{6})$/;
 
 export function registerGame(app: App, options: GameRoutesOptions = {}) {
@@ -147,6 +150,9 @@ export function registerGame(app: App, options: GameRoutesOptions = {}) {
           },
         },
         'pvp:keystrokes': {
+          // Also as a binary frame, code 1 then the characters' UTF-8 (no reply: the room's
+          // progress update is the answer): the compact protocol's hot event.
+          binary: KEYSTROKES_CODE,
           schema: Keystrokes,
           reply: AcceptedReply,
           handler(ws, text) {
