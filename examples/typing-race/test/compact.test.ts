@@ -70,7 +70,10 @@ describe('typing race, compact protocol', () => {
     // one tick, or two when a tick another room event started ends between them.
     const withProgress = raw.frames.filter((f) => f.includes('pvp:progress-update'));
     assert.ok(withProgress.length <= 2, `frames: ${JSON.stringify(raw.frames)}`);
-    assert.ok(withProgress.some((f) => f.startsWith('[{"topic":')), 'a batch frame');
+    assert.ok(
+      withProgress.some((f) => f.startsWith('[{"topic":')),
+      'a batch frame',
+    );
     const items = withProgress.flatMap((f) => [JSON.parse(f)].flat()).filter((e: any) => e.event === 'pvp:progress-update');
     assert.deepEqual(
       items.map((e: any) => [e.topic, e.data.playerId, e.data.typingIndex]),
