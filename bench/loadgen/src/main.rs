@@ -49,7 +49,7 @@ common options:
 Prints one JSON object on stdout; progress goes to stderr. Exit status: 0 when the report
 says ok, 1 when it does not, 2 for bad arguments.";
 
-const FLAGS: &[&str] = &["envelope", "binary", "text", "senders-subscribe", "extra-senders", "quiet", "help"];
+const FLAGS: &[&str] = &["compact", "envelope", "binary", "text", "senders-subscribe", "extra-senders", "quiet", "help"];
 
 struct Args {
     values: HashMap<String, String>,
