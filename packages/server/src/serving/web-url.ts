@@ -57,17 +57,33 @@ function handlerPath(req: Request, stripPrefix: string): string {
 /** Builds the web URL of `req` (call while the handler runs). */
 export function webUrl(req: Request, stripPrefix: string, origin: string | undefined): WebUrl {
   const path = handlerPath(req, stripPrefix);
-  const base = origin ?? `${req.protocol}://${requestHost(req)}`;
-  const href = base + path;
-  if (!PLAIN_PATH.test(path)) return { href, normal: false };
+  const base = origin ?? hostBase(req);
+  if (!PLAIN_PATH.test(path)) return { href: base + path, normal: false };
   const q = path.indexOf('?');
-  if (DOT_SEGMENT.test(q === -1 ? path : path.slice(0, q))) return { href, normal: false };
-  const normal = normalOrigin(base);
-  return normal === null ? { href, normal: false } : { href: normal + path, normal: true };
+  if (DOT_SEGMENT.test(q === -1 ? path : path.slice(0, q))) return { href: base + path, normal: false };
+  // hostBase() has just set lastNormal for this request's base.
+  const normal = origin === undefined ? lastNormal : normalOrigin(origin);
+  return normal === null ? { href: base + path, normal: false } : { href: normal + path, normal: true };
 }
 
-function requestHost(req: Request): string {
-  const hostHeader = req.header('host');
-  // A Host header is client input: never let it change the URL's shape.
-  return hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
+// The last protocol and Host header seen, and the origin they made: the requests a process
+// serves nearly all carry the same pair, which then costs two string comparisons instead of
+// the Host check, a concatenation and a hash lookup of the new string in `origins`.
+let lastHost: string | undefined;
+let lastProtocol = '';
+let lastBase = '';
+let lastNormal: string | null = null;
+
+/** `<protocol>://<Host header>` for `req` (lastNormal: its serialised form, or null). */
+function hostBase(req: Request): string {
+  const host = req.header('host');
+  const protocol = req.protocol;
+  if (host !== lastHost || protocol !== lastProtocol) {
+    // A Host header is client input: never let it change the URL's shape.
+    lastBase = `${protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
+    lastNormal = normalOrigin(lastBase);
+    lastHost = host;
+    lastProtocol = protocol;
+  }
+  return lastBase;
 }
