@@ -61,8 +61,25 @@ class BridgeContext implements FetchContext {
   }
 }
 
-/** Methods undici hands back as they came; any other is normalised or refused by its constructor. */
-const PLAIN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+/**
+ * Methods undici hands back as they came; any other is normalised or refused by its
+ * constructor. Compared, not looked up in a Set: the method is a new string per request,
+ * which a Set would hash first.
+ */
+function plainMethod(method: string): boolean {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+    case 'POST':
+    case 'PUT':
+    case 'DELETE':
+    case 'OPTIONS':
+    case 'PATCH':
+      return true;
+    default:
+      return false;
+  }
+}
 
 export interface WebRequestOptions {
   /**
@@ -84,7 +101,7 @@ export interface WebRequestOptions {
  */
 export function toWebRequest(req: Request, stripPrefix = '', origin?: string, options?: WebRequestOptions): globalThis.Request {
   const url = webUrl(req, stripPrefix, origin);
-  if (url.normal && options?.real !== true && PLAIN_METHODS.has(req.method)) {
+  if (url.normal && options?.real !== true && plainMethod(req.method)) {
     acceptLightRequests();
     return new LightRequest(req, url.href) as unknown as globalThis.Request;
   }

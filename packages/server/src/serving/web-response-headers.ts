@@ -10,8 +10,41 @@
 
 /** An HTTP token (RFC 9110 tchar). */
 const NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** A value undici's Headers keep exactly as given (a ByteString, valid and not trimmed). */
-const VALUE = /^(?:[^\0\t\n\r \u0100-\uffff](?:[^\0\n\r\u0100-\uffff]*[^\0\t\n\r \u0100-\uffff])?)?$/;
+
+// Handlers write the same few header names on every answer (literal keys): each is checked and
+// lower-cased once, then found by one Map lookup instead of a regular expression and a
+// toLowerCase() per request. Bounded: names past the limit are checked each time.
+const checkedNames = new Map<string, string>();
+const MAX_NAMES = 1024;
+
+/** `key` lower-cased when it is an HTTP token; undefined otherwise. */
+function lowerName(key: string): string | undefined {
+  const known = checkedNames.get(key);
+  if (known !== undefined) return known;
+  if (!NAME.test(key)) return undefined;
+  const name = key.toLowerCase();
+  if (checkedNames.size < MAX_NAMES) checkedNames.set(key, name);
+  return name;
+}
+
+/**
+ * A value undici's Headers keep exactly as given: a ByteString (no code unit above 0xFF),
+ * no NUL, CR or LF, no space or tab at either end (undici trims those). A loop, not a
+ * regular expression: values are short, and entering the regexp engine costs more than
+ * scanning them.
+ */
+function plainValue(value: string): boolean {
+  const n = value.length;
+  if (n === 0) return true;
+  const first = value.charCodeAt(0);
+  const last = value.charCodeAt(n - 1);
+  if (first === 0x20 || first === 0x09 || last === 0x20 || last === 0x09) return false;
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c > 0xff || c === 0x00 || c === 0x0a || c === 0x0d) return false;
+  }
+  return true;
+}
 
 const WebHeaders = globalThis.Headers;
 
@@ -31,10 +64,10 @@ export function headerLines(record: object, defaultType: string | undefined): He
   let hasType = false;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
-    if (typeof key !== 'string' || !NAME.test(key)) return undefined;
-    const value = (record as Record<string, unknown>)[key];
-    if (typeof value !== 'string' || !VALUE.test(value)) return undefined;
-    const name = key.toLowerCase();
+    const name = typeof key === 'string' ? lowerName(key) : undefined;
+    if (name === undefined) return undefined;
+    const value = (record as Record<string, unknown>)[key as string];
+    if (typeof value !== 'string' || !plainValue(value)) return undefined;
     if (name <= previous) sorted = false;
     if (name === 'content-type') hasType = true;
     previous = name;

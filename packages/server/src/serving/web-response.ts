@@ -19,8 +19,8 @@ const WebResponse = globalThis.Response;
 const WebHeaders = globalThis.Headers;
 const utf8 = new TextDecoder();
 const utf8Encoder = new TextEncoder();
-/** Statuses whose response has no body: undici refuses one with a body (the real constructor throws). */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/** Statuses whose response has no body: undici refuses one with a body (the real constructor throws). 101 and 103 are outside the light range (200–599). */
+const nullBodyStatus = (status: number): boolean => status === 204 || status === 205 || status === 304;
 const TEXT_TYPE = 'text/plain;charset=UTF-8';
 
 const bodyUsed = () => new TypeError('Body is unusable: Body has already been read');
@@ -170,7 +170,7 @@ function lightResponse(body: unknown, init: unknown, type = TEXT_TYPE): LightRes
     }
     headers = headersOfInit(o.headers, defaultType);
   }
-  if (source !== null && NULL_BODY.has(status)) return undefined;
+  if (source !== null && nullBodyStatus(status)) return undefined;
   return new LightResponse(source, status, headers);
 }
 

@@ -14,7 +14,8 @@ const HOST = /^[A-Za-z0-9.\-_~]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$
  * in the query. No dot segment (`/.`, `%2e`): those are resolved by the parser.
  */
 const PLAIN_PATH = /^\/[\w\-.~!$&()*+,;=:@%/]*(?:\?[\w\-.~!$&()*+,;=:@%/?]*)?$/;
-const DOT_SEGMENT = /\/\.|%2e/i;
+/** A dot segment before the query (the query is not resolved): matched in place, without cutting the query off first. */
+const DOT_SEGMENT = /^[^?]*?(?:\/\.|%2e)/i;
 
 /** Origins (`http://Example.com:80`) as a URL parser serialises them (`http://example.com`). */
 const origins = new Map<string, string | null>();
@@ -59,8 +60,7 @@ export function webUrl(req: Request, stripPrefix: string, origin: string | undef
   const path = handlerPath(req, stripPrefix);
   const base = origin ?? hostBase(req);
   if (!PLAIN_PATH.test(path)) return { href: base + path, normal: false };
-  const q = path.indexOf('?');
-  if (DOT_SEGMENT.test(q === -1 ? path : path.slice(0, q))) return { href: base + path, normal: false };
+  if (DOT_SEGMENT.test(path)) return { href: base + path, normal: false };
   // hostBase() has just set lastNormal for this request's base.
   const normal = origin === undefined ? lastNormal : normalOrigin(origin);
   return normal === null ? { href: base + path, normal: false } : { href: normal + path, normal: true };
