@@ -223,15 +223,21 @@ export function lightResponses(on = true): void {
   }
   if (original !== undefined) return;
   original = globalThis.Response;
-  const response: typeof WebResponse = new Proxy(WebResponse, {
-    construct(target, args, newTarget): object {
-      if (newTarget === response) return lightResponse(args[0], args[1]) ?? Reflect.construct(target, args, target);
-      return Reflect.construct(target, args, newTarget);
-    },
-    get(target, key, receiver): unknown {
-      return key === 'json' ? json : Reflect.get(target, key, receiver);
-    },
-  });
+  // A function standing in for undici's class rather than a Proxy of it: a Proxy's construct
+  // trap is looked up on its handler and given its arguments as a new array on every
+  // `new Response()`. It shares undici's prototype (so `instanceof Response` holds for undici's
+  // Responses and light ones, and subclasses extend undici's), inherits its statics
+  // (error(), redirect()) and replaces json().
+  const response = function Response(body?: unknown, init?: unknown): object {
+    // Called without `new`: undici's class throws its own TypeError.
+    if (new.target === undefined) return (WebResponse as unknown as (b: unknown, i: unknown) => object)(body, init);
+    if (new.target === (response as unknown)) return lightResponse(body, init) ?? new WebResponse(body as BodyInit, init as ResponseInit);
+    return Reflect.construct(WebResponse, [body, init], new.target);
+  } as unknown as typeof WebResponse;
+  Object.defineProperty(response, 'length', { value: WebResponse.length });
+  Object.defineProperty(response, 'prototype', { value: WebResponse.prototype });
+  Object.setPrototypeOf(response, WebResponse);
+  Object.defineProperty(response, 'json', { ...descriptor, value: json });
   Object.defineProperty(globalThis, 'Response', { ...descriptor, value: response });
 }
 function appendHeader(this: Response, value: string, name: string): void {
