@@ -4,8 +4,8 @@
 // cases and on generated records; then Response.json() and app.mount()'s default.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { App, lightResponses, type FetchHandler } from '../../src/index.ts';
-import { rawRequest, start } from '../helpers.ts';
+import { lightResponses, type FetchHandler, type MountOptions } from '../../src/index.ts';
+import { mountAnswer } from './mount-answer.ts';
 
 const WebResponse = globalThis.Response;
 const isLight = (r: Response): boolean => r.constructor.name === 'LightResponse';
@@ -29,21 +29,9 @@ async function both(body: unknown, init: unknown): Promise<[light: unknown, undi
   return [light, undici];
 }
 
-/** The raw response of a mounted handler, the Date header left out. */
-async function answer(handler: FetchHandler, options: { lightResponses?: boolean } = {}): Promise<string> {
-  const app = new App();
-  app.mount('/', handler, options);
-  const srv = await start(app);
-  try {
-    const raw = await rawRequest(srv.port, 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
-    return raw.replace(/^date: .*\r\n/im, '');
-  } finally {
-    await srv.close();
-  }
-}
-
 describe('light Response headers from a plain record', () => {
   after(() => lightResponses(false));
+  const answer = (handler: FetchHandler, options?: MountOptions) => mountAnswer(handler, 'GET / HTTP/1.1\nHost: a', options);
 
   test('edge cases hold, iterate and fail as undici’s Headers do', async () => {
     lightResponses();
