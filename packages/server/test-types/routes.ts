@@ -83,6 +83,9 @@ app.mount('/svelte', async (request, ctx) => new Response(`${request.method} ${c
 app.mount('/proxy', (request) => fetch(new Request(request)), { realRequest: true });
 // @ts-expect-error: realRequest is a boolean
 app.mount('/proxy2', (request) => fetch(request), { realRequest: 'yes' });
+app.mount('/undici', () => new Response('x'), { lightResponses: false });
+// @ts-expect-error: lightResponses is a boolean
+app.mount('/undici2', () => new Response('x'), { lightResponses: 'no' });
 app.get('/web', (req) => {
   const light: Request = toWebRequest(req, '', 'https://example.com');
   const real: Request = toWebRequest(req, '', undefined, { real: true } satisfies WebRequestOptions);

@@ -66,6 +66,12 @@ export interface MountOptions {
    * `fetch(request)`. Default false. See docs/serving.md.
    */
   realRequest?: boolean;
+  /**
+   * Turn on `lightResponses()` (process-wide) when the mount is made, so the handler's
+   * `new Response(string | bytes | null, init)` is written with one `res.end()`. Default
+   * true; false leaves the global `Response` as it is. See docs/serving.md.
+   */
+  lightResponses?: boolean;
 }
 
 export class App extends Scope<AppHooks> {
@@ -161,7 +167,11 @@ export class App extends Scope<AppHooks> {
     if (typeof handler !== 'function') throw new TypeError('mount() needs a fetch handler function');
     const base = prefix === '/' ? '' : prefix.replace(/\/+$/, '');
     if (base !== '' && !base.startsWith('/')) throw new TypeError(`Mount prefix must start with "/": ${prefix}`);
-    const route = fetchRoute(handler, { stripPrefix: options.stripPrefix ? base : '', realRequest: options.realRequest });
+    const route = fetchRoute(handler, {
+      stripPrefix: options.stripPrefix ? base : '',
+      realRequest: options.realRequest,
+      lightResponses: options.lightResponses,
+    });
     const routeOptions = { dedup: options.dedup ?? false, compress: options.compress, bodyLimit: options.bodyLimit };
     this.declareServed(Object.freeze({ kind: 'mount' as const, prefix: base || '/', stripPrefix: options.stripPrefix ?? false }));
     this._registry.unlisted.add(route);

@@ -10,7 +10,7 @@ import { isPromise } from '../http/send-value.ts';
 import type { Handler } from '../http/types.ts';
 import { acceptLightRequests } from './web-globals.ts';
 import { BridgeRequest, LightRequest, requestInit } from './web-request.ts';
-import { sendLightResponse } from './web-response.ts';
+import { lightResponses, sendLightResponse } from './web-response.ts';
 import { webUrl } from './web-url.ts';
 
 export interface FetchContext {
@@ -26,10 +26,16 @@ export type FetchHandler = (request: globalThis.Request, ctx: FetchContext) => g
 
 const REAL: WebRequestOptions = Object.freeze({ real: true });
 
-export function fetchRoute(handler: FetchHandler, options: { stripPrefix?: string; realRequest?: boolean }): Handler<Request> {
+export function fetchRoute(
+  handler: FetchHandler,
+  options: { stripPrefix?: string; realRequest?: boolean; lightResponses?: boolean },
+): Handler<Request> {
   const strip = options.stripPrefix && options.stripPrefix !== '/' ? options.stripPrefix : '';
   const web = options.realRequest === true ? REAL : undefined;
   if (web === undefined) acceptLightRequests();
+  // On by default: undici's Response constructor and the stream read back from it cost more
+  // per request than the rest of the bridge (bench/README.md, "The web-standard bridge").
+  if (options.lightResponses !== false) lightResponses();
   return (req, res) => {
     const out = handler(toWebRequest(req, strip, undefined, web), new BridgeContext(req));
     return isPromise(out) ? out.then((response) => sendOrReturn(response, res)) : sendOrReturn(out, res);
@@ -55,8 +61,25 @@ class BridgeContext implements FetchContext {
   }
 }
 
-/** Methods undici hands back as they came; any other is normalised or refused by its constructor. */
-const PLAIN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+/**
+ * Methods undici hands back as they came; any other is normalised or refused by its
+ * constructor. Compared, not looked up in a Set: the method is a new string per request,
+ * which a Set would hash first.
+ */
+function plainMethod(method: string): boolean {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+    case 'POST':
+    case 'PUT':
+    case 'DELETE':
+    case 'OPTIONS':
+    case 'PATCH':
+      return true;
+    default:
+      return false;
+  }
+}
 
 export interface WebRequestOptions {
   /**
@@ -78,7 +101,7 @@ export interface WebRequestOptions {
  */
 export function toWebRequest(req: Request, stripPrefix = '', origin?: string, options?: WebRequestOptions): globalThis.Request {
   const url = webUrl(req, stripPrefix, origin);
-  if (url.normal && options?.real !== true && PLAIN_METHODS.has(req.method)) {
+  if (url.normal && options?.real !== true && plainMethod(req.method)) {
     acceptLightRequests();
     return new LightRequest(req, url.href) as unknown as globalThis.Request;
   }

@@ -13,13 +13,14 @@
 // with undici's own errors, as @hono/node-server does with its global Response.
 import type { Response } from '../http/io/response.ts';
 import { forwardTheRest } from './forward.ts';
+import { headerLines, headersOf, type HeaderLines } from './web-response-headers.ts';
 
 const WebResponse = globalThis.Response;
 const WebHeaders = globalThis.Headers;
 const utf8 = new TextDecoder();
 const utf8Encoder = new TextEncoder();
-/** Statuses whose response has no body: undici refuses one with a body (the real constructor throws). */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/** Statuses whose response has no body: undici refuses one with a body (the real constructor throws). 101 and 103 are outside the light range (200–599). */
+const nullBodyStatus = (status: number): boolean => status === 204 || status === 205 || status === 304;
 const TEXT_TYPE = 'text/plain;charset=UTF-8';
 
 const bodyUsed = () => new TypeError('Body is unusable: Body has already been read');
@@ -27,20 +28,23 @@ const bodyUsed = () => new TypeError('Body is unusable: Body has already been re
 type Source = string | Uint8Array<ArrayBuffer> | null;
 
 // Assigned in LightResponse's static block (they read its private members) for sendLightResponse.
-/** Status, headers and body of a response neither read nor made real, now marked read; else undefined. */
-let takeUnsent: (web: LightResponse) => [status: number, headers: Headers, source: Source] | undefined;
+/** Status, headers (its lines while nobody made a Headers of them) and body of a response neither read nor made real, now marked read; else undefined. */
+let takeUnsent: (web: LightResponse) => [status: number, headers: Headers | HeaderLines, source: Source] | undefined;
 
 export class LightResponse {
   readonly #source: Source;
   readonly #status: number;
-  readonly #headers: Headers;
+  /** A plain record's headers as checked lines (web-response-headers.ts), until `headers` is read. */
+  #lines: HeaderLines | undefined;
+  #headers: Headers | undefined;
   #real: globalThis.Response | undefined = undefined;
   #used = false;
 
-  constructor(source: Source, status: number, headers: Headers) {
+  constructor(source: Source, status: number, headers: Headers | HeaderLines) {
     this.#source = source;
     this.#status = status;
-    this.#headers = headers;
+    if (headers instanceof WebHeaders) this.#headers = headers;
+    else this.#lines = headers;
   }
 
   get status(): number {
@@ -52,7 +56,12 @@ export class LightResponse {
   get statusText(): string {
     return '';
   }
+  /** A real Headers, made from the lines when first read: from then on it is the one sent. */
   get headers(): Headers {
+    if (this.#headers === undefined) {
+      this.#headers = headersOf(this.#lines!);
+      this.#lines = undefined;
+    }
     return this.#headers;
   }
   get type(): globalThis.Response['type'] {
@@ -90,9 +99,10 @@ export class LightResponse {
   }
   clone(): globalThis.Response {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
-    // Headers copied: the clone's changes are its own, as undici's clone() does.
-    if (this.#real === undefined) return new LightResponse(this.#source, this.#status, new WebHeaders(this.#headers)) as never;
-    return new WebResponse(this.#real.clone().body, { status: this.#status, headers: this.#headers });
+    // Headers copied (lines are never changed, so shared): the clone's changes are its own, as undici's clone() does.
+    const headers = this.#lines ?? new WebHeaders(this.#headers);
+    if (this.#real === undefined) return new LightResponse(this.#source, this.#status, headers) as never;
+    return new WebResponse(this.#real.clone().body, { status: this.#status, headers: this.headers });
   }
 
   /** The body as given, once; a null body can be read any number of times (undici's bodyUsed stays false). */
@@ -105,7 +115,7 @@ export class LightResponse {
   /** The real Response: made once, when something this object does not answer itself is used. */
   #materialize(): globalThis.Response {
     if (this.#real !== undefined) return this.#real;
-    const real = new WebResponse(this.#source, { status: this.#status, headers: this.#headers });
+    const real = new WebResponse(this.#source, { status: this.#status, headers: this.headers });
     // Read already (text(), json(), …): left as undici leaves a read body, disturbed and locked,
     // so blob(), `body` and the sender refuse it as they refuse undici's.
     if (this.#used) real.arrayBuffer().catch(() => {});
@@ -117,7 +127,7 @@ export class LightResponse {
     takeUnsent = (web) => {
       if (web.#real !== undefined || web.#used) return undefined;
       web.#used = web.#source !== null;
-      return [web.#status, web.#headers, web.#source];
+      return [web.#status, web.#lines ?? web.#headers!, web.#source];
     };
     forwardTheRest<LightResponse>(LightResponse.prototype, WebResponse.prototype, (self) => self.#materialize());
   }
@@ -127,21 +137,28 @@ const asText = (s: Source): string => (s === null ? '' : typeof s === 'string' ?
 const asBytes = (s: Source): Uint8Array<ArrayBuffer> =>
   s === null ? new Uint8Array(0) : typeof s === 'string' ? utf8Encoder.encode(s) : new Uint8Array(s);
 
+/** The lines of no header, and of a string body's default type. */
+const NO_LINES: HeaderLines = Object.freeze([]);
+const TEXT_LINES: HeaderLines = Object.freeze(['content-type', TEXT_TYPE]);
+const JSON_TYPE = 'application/json';
+
 /**
  * The light Response for `new Response(body, init)`, or undefined where undici's own must be
  * made: a body other than a string or bytes, an init that is not a plain object, a
  * statusText, a status that is not an integer from 200 to 599, or a body on a null-body status.
+ * `type`: the Content-Type a string body gets when its headers name none.
  */
-function lightResponse(body: unknown, init: unknown): LightResponse | undefined {
+function lightResponse(body: unknown, init: unknown, type = TEXT_TYPE): LightResponse | undefined {
   let source: Source;
   if (body === undefined || body === null) source = null;
   else if (typeof body === 'string') source = body;
   // A copy, as undici takes: the caller may reuse its buffer.
   else if (body instanceof Uint8Array) source = new Uint8Array(body);
   else return undefined;
+  const defaultType = typeof source === 'string' ? type : undefined;
   let status = 200;
-  let headers: Headers;
-  if (init === undefined || init === null) headers = new WebHeaders();
+  let headers: Headers | HeaderLines;
+  if (init === undefined || init === null) headers = defaultType === undefined ? NO_LINES : linesOfType(defaultType);
   else {
     const proto = typeof init === 'object' ? Object.getPrototypeOf(init) : undefined;
     if (proto !== Object.prototype && proto !== null) return undefined;
@@ -151,12 +168,41 @@ function lightResponse(body: unknown, init: unknown): LightResponse | undefined 
       if (!Number.isInteger(o.status) || o.status < 200 || o.status > 599) return undefined;
       status = o.status;
     }
-    // Invalid names or values throw here, a TypeError as undici's constructor throws.
-    headers = new WebHeaders(o.headers);
+    headers = headersOfInit(o.headers, defaultType);
   }
-  if (source !== null && NULL_BODY.has(status)) return undefined;
-  if (typeof source === 'string' && !headers.has('content-type')) headers.set('content-type', TEXT_TYPE);
+  if (source !== null && nullBodyStatus(status)) return undefined;
   return new LightResponse(source, status, headers);
+}
+
+const linesOfType = (type: string): HeaderLines => (type === TEXT_TYPE ? TEXT_LINES : ['content-type', type]);
+
+/** A plain record's checked lines (web-response-headers.ts) where it has nothing unusual; else undici's Headers. */
+function headersOfInit(init: HeadersInit | undefined, defaultType: string | undefined): Headers | HeaderLines {
+  if (init === undefined) return defaultType === undefined ? NO_LINES : linesOfType(defaultType);
+  if (typeof init === 'object' && init !== null) {
+    const proto = Object.getPrototypeOf(init);
+    const lines = proto === Object.prototype || proto === null ? headerLines(init, defaultType) : undefined;
+    if (lines !== undefined) return lines;
+  }
+  // Invalid names or values throw here, a TypeError as undici's constructor throws.
+  const headers = new WebHeaders(init);
+  if (defaultType !== undefined && !headers.has('content-type')) headers.set('content-type', defaultType);
+  return headers;
+}
+
+/**
+ * `Response.json(data, init)` as a light Response (the JSON text its body, `application/json`
+ * its default type), or undici's own where `new Response` would not be light. There,
+ * `data` is serialised a second time (a `toJSON` runs twice): only for a statusText, an
+ * unusual init or status, which undici then refuses or answers.
+ */
+function json(data: unknown, init?: ResponseInit): globalThis.Response {
+  if (arguments.length > 0) {
+    const text: string | undefined = JSON.stringify(data);
+    const light = text === undefined ? undefined : lightResponse(text, init, JSON_TYPE);
+    if (light !== undefined) return light as unknown as globalThis.Response;
+  }
+  return Reflect.apply(WebResponse.json, WebResponse, arguments) as globalThis.Response;
 }
 
 let original: typeof WebResponse | undefined;
@@ -164,9 +210,10 @@ const descriptor = { writable: true, enumerable: false, configurable: true };
 
 /**
  * Replaces the global `Response` with one whose `new Response(string | bytes | null, init)`
- * makes a light Response (`lightResponses(false)` puts undici's back). Everything else —
- * `Response.json()`, `Response.error()`, `instanceof Response`, subclasses, other bodies —
- * is undici's. Process-wide, as any global: @tachyon/sveltekit turns it on for `node build`.
+ * makes a light Response, and so does `Response.json(data, init)` (`lightResponses(false)`
+ * puts undici's back). Everything else — `Response.error()`, `Response.redirect()`,
+ * `instanceof Response`, subclasses, other bodies — is undici's. Process-wide, as any
+ * global: `app.mount()` turns it on unless told not to, @tachyon/sveltekit for `node build`.
  */
 export function lightResponses(on = true): void {
   if (!on) {
@@ -176,12 +223,21 @@ export function lightResponses(on = true): void {
   }
   if (original !== undefined) return;
   original = globalThis.Response;
-  const response: typeof WebResponse = new Proxy(WebResponse, {
-    construct(target, args, newTarget): object {
-      if (newTarget === response) return lightResponse(args[0], args[1]) ?? Reflect.construct(target, args, target);
-      return Reflect.construct(target, args, newTarget);
-    },
-  });
+  // A function standing in for undici's class rather than a Proxy of it: a Proxy's construct
+  // trap is looked up on its handler and given its arguments as a new array on every
+  // `new Response()`. It shares undici's prototype (so `instanceof Response` holds for undici's
+  // Responses and light ones, and subclasses extend undici's), inherits its statics
+  // (error(), redirect()) and replaces json().
+  const response = function Response(body?: unknown, init?: unknown): object {
+    // Called without `new`: undici's class throws its own TypeError.
+    if (new.target === undefined) return (WebResponse as unknown as (b: unknown, i: unknown) => object)(body, init);
+    if (new.target === (response as unknown)) return lightResponse(body, init) ?? new WebResponse(body as BodyInit, init as ResponseInit);
+    return Reflect.construct(WebResponse, [body, init], new.target);
+  } as unknown as typeof WebResponse;
+  Object.defineProperty(response, 'length', { value: WebResponse.length });
+  Object.defineProperty(response, 'prototype', { value: WebResponse.prototype });
+  Object.setPrototypeOf(response, WebResponse);
+  Object.defineProperty(response, 'json', { ...descriptor, value: json });
   Object.defineProperty(globalThis, 'Response', { ...descriptor, value: response });
 }
 function appendHeader(this: Response, value: string, name: string): void {
@@ -200,7 +256,8 @@ export function sendLightResponse(web: globalThis.Response, res: Response): bool
   if (parts === undefined) return false;
   const [status, headers, source] = parts;
   res.status(status);
-  headers.forEach(appendHeader, res);
+  if (headers instanceof WebHeaders) headers.forEach(appendHeader, res);
+  else for (let i = 0; i < headers.length; i += 2) res.appendHeader(headers[i]!, headers[i + 1]!);
   if (source === null) res.end();
   else res.end(source);
   return true;

@@ -14,7 +14,8 @@ const HOST = /^[A-Za-z0-9.\-_~]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$
  * in the query. No dot segment (`/.`, `%2e`): those are resolved by the parser.
  */
 const PLAIN_PATH = /^\/[\w\-.~!$&()*+,;=:@%/]*(?:\?[\w\-.~!$&()*+,;=:@%/?]*)?$/;
-const DOT_SEGMENT = /\/\.|%2e/i;
+/** A dot segment before the query (the query is not resolved): matched in place, without cutting the query off first. */
+const DOT_SEGMENT = /^[^?]*?(?:\/\.|%2e)/i;
 
 /** Origins (`http://Example.com:80`) as a URL parser serialises them (`http://example.com`). */
 const origins = new Map<string, string | null>();
@@ -57,17 +58,32 @@ function handlerPath(req: Request, stripPrefix: string): string {
 /** Builds the web URL of `req` (call while the handler runs). */
 export function webUrl(req: Request, stripPrefix: string, origin: string | undefined): WebUrl {
   const path = handlerPath(req, stripPrefix);
-  const base = origin ?? `${req.protocol}://${requestHost(req)}`;
-  const href = base + path;
-  if (!PLAIN_PATH.test(path)) return { href, normal: false };
-  const q = path.indexOf('?');
-  if (DOT_SEGMENT.test(q === -1 ? path : path.slice(0, q))) return { href, normal: false };
-  const normal = normalOrigin(base);
-  return normal === null ? { href, normal: false } : { href: normal + path, normal: true };
+  const base = origin ?? hostBase(req);
+  if (!PLAIN_PATH.test(path)) return { href: base + path, normal: false };
+  if (DOT_SEGMENT.test(path)) return { href: base + path, normal: false };
+  // hostBase() has just set lastNormal for this request's base.
+  const normal = origin === undefined ? lastNormal : normalOrigin(origin);
+  return normal === null ? { href: base + path, normal: false } : { href: normal + path, normal: true };
 }
 
-function requestHost(req: Request): string {
-  const hostHeader = req.header('host');
-  // A Host header is client input: never let it change the URL's shape.
-  return hostHeader !== undefined && HOST.test(hostHeader) ? hostHeader : 'localhost';
+// The last protocol and Host header seen, and the origin they made: the requests a process
+// serves nearly all carry the same pair, which then costs two string comparisons instead of
+// the Host check, a concatenation and a hash lookup of the new string in `origins`.
+let lastHost: string | undefined;
+let lastProtocol = '';
+let lastBase = '';
+let lastNormal: string | null = null;
+
+/** `<protocol>://<Host header>` for `req` (lastNormal: its serialised form, or null). */
+function hostBase(req: Request): string {
+  const host = req.header('host');
+  const protocol = req.protocol;
+  if (host !== lastHost || protocol !== lastProtocol) {
+    // A Host header is client input: never let it change the URL's shape.
+    lastBase = `${protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
+    lastNormal = normalOrigin(lastBase);
+    lastHost = host;
+    lastProtocol = protocol;
+  }
+  return lastBase;
 }
