@@ -5,6 +5,7 @@
 //
 //   --peers tachyon,socketio-uws,socketio,bun,uws   --rate 100 (players/s)   --duration 180 (s, at most)
 //   --runs 1 (fresh server each; the median capacity counts)   --max-players 18000   --stop-after-bad 3 (bad seconds in a row)   --p95-limit-ms 50   --wait-seconds 2
+//   --compact-tick 0 (ms: the tachyon-compact peer's publish tick; 0, the default: no tick, binary keystrokes only)
 //   --warmup 5 (s: bad seconds before this do not count)   --render FILE (only the charts and the
 //   RESULTS.md section, from a saved run)   --write (results JSON and charts under bench/results/)
 //
@@ -40,9 +41,10 @@ const GAME_PEERS = {
     protocol: 'tachyon',
     packages: ['@tachyon/server'],
     about:
-      "the same server with the game's opt-in protocol: publishes coalesced on a 30 ms tick (coalescePublishes: { tick }), keystrokes as binary events (loadgen --compact)",
+      "the same server with the game's opt-in protocol: keystrokes as binary events (loadgen --compact), no reply; with --compact-tick N, publishes also held N ms (coalescePublishes: { tick })",
     script: 'tachyon',
-    serverEnv: { GAME_TICK_MS: '30' },
+    // GAME_TICK_MS comes from --compact-tick (0: binary keystrokes only, every publish at once).
+    tickFromOption: true,
     loadgenArgs: ['--compact'],
   },
   'socketio-uws': {
@@ -88,6 +90,7 @@ const { values: o } = parseArgs({
     warmup: { type: 'string', default: '5' },
     write: { type: 'boolean', default: false },
     render: { type: 'string' },
+    'compact-tick': { type: 'string', default: '0' },
   },
 });
 const log = (m) => console.error(m);
@@ -141,7 +144,7 @@ async function runOnce(peer, def, argv, runNo) {
   process.env.GAME_WAIT_SECONDS = o['wait-seconds'];
   // A peer's own settings (the compact one's tick), and none left over from the peer before.
   delete process.env.GAME_TICK_MS;
-  Object.assign(process.env, def.serverEnv);
+  if (def.tickFromOption && Number(o['compact-tick']) > 0) process.env.GAME_TICK_MS = o['compact-tick'];
   const server = await startServer(peer, argv, env, nf.ok ? { nofile } : {});
   const url = def.protocol === 'socketio' ? `ws://127.0.0.1:${server.port}/` : `ws://127.0.0.1:${server.port}/ws`;
   const t0 = Date.now();
