@@ -154,8 +154,13 @@ describe('compressed streams: memory and handles', () => {
       // ≈ +190 MB peak, +150 MB after, flat; uncapped with brotli's default window
       // +390/+225/+240/+320 MB peak and +105/+150/+260/+310 MB after: still growing.
       for (const r of rounds) assert.ok(r.peak - base.rss < 260e6, `peak RSS: ${report}`);
-      // The first round warms allocator arenas up; later rounds must reuse them.
-      assert.ok(Math.max(rounds[2]!.after, rounds[3]!.after) - rounds[1]!.after < 60e6, `RSS keeps growing across rounds: ${report}`);
+      // The allocator's arenas warm up over the first rounds: some runs flatten after round 2
+      // (+47, +141, +145, +138 MB after), others only after round 3 (+62, +73, +143, +141), or
+      // creep (+46, +63, +77, +95). A leak keeps climbing (+105, +150, +260, +310): the last
+      // round must neither add much nor end high.
+      const last = rounds[3]!.after;
+      assert.ok(last - rounds[2]!.after < 40e6, `RSS still growing in the last round: ${report}`);
+      assert.ok(last - base.rss < 200e6, `RSS after the last round: ${report}`);
     } finally {
       child.kill();
     }
