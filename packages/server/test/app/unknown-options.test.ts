@@ -102,7 +102,7 @@ describe('unknown options, one object at a time', () => {
       message: 'ws /chat: unknown option "idletimeout" (did you mean "idleTimeout"?)',
     });
     assert.throws(() => app().ws('/chat', { events: { send: { data: z.object({}), handler: noop } } } as never), {
-      message: 'ws /chat: event send: unknown option "data" (known: schema, reply, handler)',
+      message: 'ws /chat: event send: unknown option "data" (known: schema, reply, binary, handler)',
     });
     assert.throws(() => app().ws('/chat', { events: { send: { shema: z.object({}), handler: noop } } } as never), {
       message: 'ws /chat: event send: unknown option "shema" (did you mean "schema"?)',
