@@ -1,6 +1,7 @@
 // Two Tachyon servers on a broker bus with a history + presence topic, real @tachyon/client
 // clients and a publishing loop: what the fault tests (faults.test.ts, failover.test.ts) drive
 // while they kill, freeze or fail over the broker.
+import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { connect, type Live, type SubscribeInfo } from '../../packages/client/src/index.ts';
@@ -86,7 +87,12 @@ export const members = async (n: Node, topic: string) =>
     .map((m) => m.id)
     .sort()
     .join();
-export const increasing = (xs: number[]) => xs.every((x, i) => i === 0 || x > xs[i - 1]!);
+/** Asserts that `xs` only grows (no reorder, no duplicate); a failure shows where it broke. */
+export function assertIncreasing(xs: number[], what: string): void {
+  const i = xs.findIndex((x, j) => j > 0 && x <= xs[j - 1]!);
+  if (i > 0)
+    assert.fail(`${what}: ${xs[i - 1]} then ${xs[i]} at ${i} of ${xs.length}, around: ${xs.slice(Math.max(0, i - 8), i + 8).join(' ')}`);
+}
 
 /** Publishes 0, 1, 2… on `topic` every 5 ms until stopped (afterEach stops it too). */
 export function publishing(app: App, topic: string) {

@@ -12,7 +12,7 @@ import { type Broker, NatsBroker, RedisBroker } from './brokers.ts';
 import {
   cleanUp,
   heldHeap,
-  increasing,
+  assertIncreasing,
   LIMITS,
   members,
   type Node,
@@ -79,6 +79,7 @@ for (const c of cases) {
         const epoch = sub.infos[0]!.epoch;
 
         await broker.stop(); // SIGKILL
+        const downFrom = traffic.n;
         const localBefore = pub.got.length;
         await waitFor(() => !a.bus.stats().connected && !b.bus.stats().connected, 'both see the outage');
         assert.equal(await readyz(a), 503, '/readyz says 503 while the bus is down');
@@ -93,6 +94,7 @@ for (const c of cases) {
           `local subscribers kept getting publishes (${pub.got.length - localBefore} during the outage)`,
         );
 
+        const downTo = traffic.n;
         await broker.start();
         await waitFor(() => a.bus.stats().connected && b.bus.stats().connected, 'both reconnect', 15_000);
         assert.equal(await readyz(a), 200);
@@ -102,7 +104,7 @@ for (const c of cases) {
         await traffic.stop();
 
         // Across the outage, delivery never has a duplicate or a reorder.
-        assert.ok(increasing(sub.got), 'in order, no duplicates');
+        assertIncreasing(sub.got, 'in order, no duplicates');
         assert.ok(
           a.logs.some((l) => /disconnected|connection error/.test(l)),
           'the outage is logged',
@@ -117,8 +119,11 @@ for (const c of cases) {
             a.logs.some((l) => /^error history: store append failed; published live without a position/.test(l)),
             'history appends during the outage failed at once (logged) and went out live',
           );
+          // Published while Redis was down: no position, so no replay can ever bring them. (Not
+          // every publish missing now: those of the new epoch that b's bus missed come back with
+          // a gap recovery, which may still be on its way.)
           const seen = new Set(sub.got);
-          const lost = Array.from({ length: traffic.n }, (_, i) => i).filter((x) => !seen.has(x) && x > sub.got[0]!);
+          const lost = Array.from({ length: downTo - downFrom }, (_, i) => downFrom + i).filter((x) => !seen.has(x));
           assert.ok(lost.length > 0, 'publishes made while the bus was down did not reach b');
           // Counted from here: the live messages of the new epoch may already have made the
           // client subscribe again (its gap recovery), on a loaded machine before this line.
@@ -135,12 +140,16 @@ for (const c of cases) {
         } else {
           // The store stayed up: the first message after the outage is past the client's
           // position (same epoch), so the client asks for the range at once: every publish of
-          // the outage arrives, in order, once.
-          await waitFor(() => sub.infos.length === 2, 'the gap recovered while connected', 10_000);
-          assert.deepEqual(
-            { recovering: sub.infos[1]!.recovering, recovered: sub.infos[1]!.recovered, epoch: sub.infos[1]!.epoch },
-            { recovering: true, recovered: true, epoch },
-          );
+          // the outage arrives, in order, once. It may take more than one recovery: b's
+          // subscription to the broker can come back while a's outbox is still being sent, and
+          // a later gap asks again (seen once in 25 runs here: two recoveries, every publish once).
+          await waitFor(() => sub.infos.length >= 2, 'the gap recovered while connected', 10_000);
+          for (const info of sub.infos.slice(1))
+            assert.deepEqual(
+              { recovering: info.recovering, recovered: info.recovered, epoch: info.epoch },
+              { recovering: true, recovered: true, epoch },
+              'each recovery while connected recovered, in the same epoch',
+            );
           await waitFor(() => sub.got.length === traffic.n, `all ${traffic.n} publishes (got ${sub.got.length})`, 10_000);
           assert.deepEqual(
             sub.got,
@@ -148,7 +157,7 @@ for (const c of cases) {
             'every publish once, in order',
           );
         }
-        assert.ok(increasing(sub.got), 'no duplicates after the recovery');
+        assertIncreasing(sub.got, 'no duplicates after the recovery');
         sub.live.close();
         pub.live.close();
       } finally {

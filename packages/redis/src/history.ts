@@ -134,8 +134,8 @@ export class RedisHistoryStore implements HistoryStore {
     );
     const delay = (n: number) => Math.min(100 * 2 ** Math.min(n, 6), 5000);
     const client = { ...options.client, socket: { ...options.client?.socket, reconnectStrategy: delay } as never };
-    // Errors while reconnecting are retried by node-redis. Commands wait in its queue only
-    // during the first attempt: once Redis is known to be away they fail at once (see command()).
+    // Errors while reconnecting are retried by node-redis. Commands wait only during the first
+    // attempt: once Redis is known to be away they fail at once (see command()).
     const known = () => void (this.known = true);
     this.conn = sentinel === null ? plainConnection(url, client, known) : sentinelConnection(sentinel, client, delay, known);
   }
@@ -233,15 +233,34 @@ interface Connection {
   close(graceful: boolean): Promise<void>;
 }
 
+const CONNECTED = Promise.resolve();
+
 function plainConnection(url: string, options: Omit<RedisClientOptions, 'url'>, known: () => void): Connection {
-  const c = createClient({ ...options, url });
+  // Without an offline queue: node-redis otherwise keeps the commands it had not written yet
+  // when the connection drops, and writes them after the reconnect. An append made just
+  // before Redis died then took a position after the publishes that went out live (without
+  // one) meanwhile: every client got it out of order (test/buses/faults.test.ts, SIGKILL).
+  const c = createClient({ ...options, url, disableOfflineQueue: true });
+  // Until the first attempt ends (ready, or an error), commands wait for it, in the order
+  // they came: then they go, or fail at once (Redis away), as every command after them.
+  let first: Promise<void> | null = new Promise<void>((settle) => {
+    const end = () => {
+      first = null;
+      settle();
+    };
+    c.once('ready', end).once('error', end);
+  });
   c.on('error', known).on('ready', known);
   c.connect().catch(() => {});
   return {
     get ready() {
       return c.isReady;
     },
-    send: (args) => c.sendCommand(args),
+    // Through a promise also once connected: the engine delivers each publish when its append
+    // settles, so every append's reply must travel the same number of promise steps. Sent
+    // directly, appends made just after the connection came up settled before those that had
+    // waited for it, when Redis answered them all in one read.
+    send: (args) => (first ?? CONNECTED).then(() => c.sendCommand(args)),
     close: async (graceful) => (graceful && c.isReady ? c.close() : c.destroy()),
   };
 }
