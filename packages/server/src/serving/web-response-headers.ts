@@ -7,25 +7,7 @@
 // lower-cased), no two alike once lower-cased (undici joins those with ", "), string values
 // that are Latin-1 with no NUL, CR or LF and no space or tab at either end (undici trims
 // those). Anything else gets undici's Headers, with its own conversion and errors.
-
-/** An HTTP token (RFC 9110 tchar). */
-const NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-// Handlers write the same few header names on every answer (literal keys): each is checked and
-// lower-cased once, then found by one Map lookup instead of a regular expression and a
-// toLowerCase() per request. Bounded: names past the limit are checked each time.
-const checkedNames = new Map<string, string>();
-const MAX_NAMES = 1024;
-
-/** `key` lower-cased when it is an HTTP token; undefined otherwise. */
-function lowerName(key: string): string | undefined {
-  const known = checkedNames.get(key);
-  if (known !== undefined) return known;
-  if (!NAME.test(key)) return undefined;
-  const name = key.toLowerCase();
-  if (checkedNames.size < MAX_NAMES) checkedNames.set(key, name);
-  return name;
-}
+import { headerKey } from '../http/io/header-checks.ts';
 
 /**
  * A value undici's Headers keep exactly as given: a ByteString (no code unit above 0xFF),
@@ -64,7 +46,7 @@ export function headerLines(record: object, defaultType: string | undefined): He
   let hasType = false;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
-    const name = typeof key === 'string' ? lowerName(key) : undefined;
+    const name = typeof key === 'string' ? headerKey(key) : undefined;
     if (name === undefined) return undefined;
     const value = (record as Record<string, unknown>)[key as string];
     if (typeof value !== 'string' || !plainValue(value)) return undefined;

@@ -61,13 +61,23 @@ const COMMON = [
 for (const name of COMMON) checkedNames.set(name, name);
 const LIMIT = COMMON.length + 1024;
 
-/** The lower-case key of a valid header name; TypeError for anything that is not an HTTP token. */
-export function checkHeaderName(name: string): string {
+/**
+ * The lower-case key of `name` when it is an HTTP token (RFC 9110 tchar), undefined otherwise:
+ * for callers that make their own error (the light Response leaves it to undici's Headers).
+ */
+export function headerKey(name: string): string | undefined {
   let key = checkedNames.get(name);
   if (key !== undefined) return key;
-  if (typeof name !== 'string' || !HEADER_NAME.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
+  if (typeof name !== 'string' || !HEADER_NAME.test(name)) return undefined;
   key = name.toLowerCase();
   if (checkedNames.size < LIMIT) checkedNames.set(name, key);
+  return key;
+}
+
+/** The lower-case key of a valid header name; TypeError for anything that is not an HTTP token. */
+export function checkHeaderName(name: string): string {
+  const key = headerKey(name);
+  if (key === undefined) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
   return key;
 }
 
