@@ -58,32 +58,39 @@ function handlerPath(req: Request, stripPrefix: string): string {
 /** Builds the web URL of `req` (call while the handler runs). */
 export function webUrl(req: Request, stripPrefix: string, origin: string | undefined): WebUrl {
   const path = handlerPath(req, stripPrefix);
-  const base = origin ?? hostBase(req);
-  if (!PLAIN_PATH.test(path)) return { href: base + path, normal: false };
-  if (DOT_SEGMENT.test(path)) return { href: base + path, normal: false };
-  // hostBase() has just set lastNormal for this request's base.
-  const normal = origin === undefined ? lastNormal : normalOrigin(origin);
+  const host = origin === undefined ? hostOrigin(req) : null;
+  const base = host === null ? (origin as string) : host.base;
+  if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return { href: base + path, normal: false };
+  const normal = host === null ? normalOrigin(base) : host.normal;
   return normal === null ? { href: base + path, normal: false } : { href: normal + path, normal: true };
+}
+
+/** A protocol and Host header, and the origin they make. */
+interface HostOrigin {
+  host: string | undefined;
+  protocol: string;
+  /** `<protocol>://<Host header>` (localhost for a Host header that would reshape the URL). */
+  base: string;
+  /** `base` as a URL parser serialises it, or null. */
+  normal: string | null;
 }
 
 // The last protocol and Host header seen, and the origin they made: the requests a process
 // serves nearly all carry the same pair, which then costs two string comparisons instead of
-// the Host check, a concatenation and a hash lookup of the new string in `origins`.
-let lastHost: string | undefined;
-let lastProtocol = '';
-let lastBase = '';
-let lastNormal: string | null = null;
+// the Host check, a concatenation and a hash lookup of the new string in `origins`. One
+// entry, updated in place: no allocation per request.
+const last: HostOrigin = { host: undefined, protocol: '', base: '', normal: null };
 
-/** `<protocol>://<Host header>` for `req` (lastNormal: its serialised form, or null). */
-function hostBase(req: Request): string {
+/** The origin of `req`'s protocol and Host header. */
+function hostOrigin(req: Request): HostOrigin {
   const host = req.header('host');
   const protocol = req.protocol;
-  if (host !== lastHost || protocol !== lastProtocol) {
+  if (host !== last.host || protocol !== last.protocol) {
     // A Host header is client input: never let it change the URL's shape.
-    lastBase = `${protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
-    lastNormal = normalOrigin(lastBase);
-    lastHost = host;
-    lastProtocol = protocol;
+    last.base = `${protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
+    last.normal = normalOrigin(last.base);
+    last.host = host;
+    last.protocol = protocol;
   }
-  return lastBase;
+  return last;
 }
