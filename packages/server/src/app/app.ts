@@ -1,14 +1,13 @@
 // The App: the facade users build on. Declaring routes, WebSocket routes, static files and
-// mounts only records them; `listen()` compiles everything once (compile.ts) and starts a
-// server (server.ts). Options are checked in options.ts.
+// mounts only records them; `listen()` starts it once (start.ts: compile.ts compiles every
+// route) and starts a server (server.ts). Options are checked in options.ts. Mounts, static
+// directories and the client bundle are served.ts's; the realtime methods call app-realtime.ts.
 import { DedupTable } from '../http/dedup.ts';
-import { fetchRoute, type FetchHandler } from '../serving/mount.ts';
-import { createStatic, type StaticOptions } from '../serving/static/index.ts';
-import { resolveStaticOptions } from '../serving/static/options.ts';
-import { clientLazyPaths, clientStaticOptions, resolveClientBundle, type ClientOptions } from '../serving/client-bundle.ts';
-import type { CompressionOptions } from '../http/compression.ts';
+import type { FetchHandler } from '../serving/mount.ts';
+import type { StaticOptions } from '../serving/static/index.ts';
+import type { ClientOptions } from '../serving/client-bundle.ts';
 import { WsHub, type PublishOptions } from '../realtime/hub.ts';
-import { topicStats, type TopicStats } from '../realtime/topic-stats.ts';
+import type { TopicStats } from '../realtime/topic-stats.ts';
 import type { Socket } from '../realtime/socket.ts';
 import type { SocketRequestOptions } from '../realtime/requests.ts';
 import type { RequestAllResult } from '../realtime/request-all.ts';
@@ -18,61 +17,35 @@ import type { PresenceMember } from '../realtime/presence/index.ts';
 import { checkWsBehavior, type WsBehavior, type WsRouteSpec } from '../realtime/behavior.ts';
 import { childLogger, type Logger } from '../core/logger.ts';
 import { parsePattern } from '../core/path.ts';
-import { Scope, checkDependencies } from '../routing/scope.ts';
-import { allMiddleware, freezeRouters, flattenRoutes } from '../routing/route-table.ts';
-import { describeHttpRoute, type MountInfo, type RouteInfo, type StaticInfo, type WsRouteInfo } from '../routing/route-info.ts';
+import { Scope } from '../routing/scope.ts';
+import { flattenRoutes } from '../routing/route-table.ts';
+import { describeHttpRoute, type RouteInfo } from '../routing/route-info.ts';
 import { checkHookFunction } from '../http/hooks.ts';
 import { requestIdHook } from '../http/observe/request-id-hook.ts';
 import { accessLogHook } from '../http/observe/access-log.ts';
 import { emptyAppHooks, isAppLevelHook, type AppHookLists, type AppHooks } from './hooks.ts';
-import type { Request } from '../http/io/request.ts';
-import type { Response } from '../http/io/response.ts';
 import type { Settings } from '../core/settings.ts';
 import { InflightTracker } from '../http/tracker.ts';
 import type { NotFoundHandler } from '../http/types.ts';
-import type { Schema } from '../http/validation.ts';
 import { resolveAppOptions, type AppOptions, type ListenOptions, type ResolvedOptions } from './options.ts';
-import { compileApp, notFoundError } from './compile.ts';
 import type { Running, Server } from './server.ts';
 import type { UwsApp } from '../uws/index.ts';
 import { dropConnections } from './abort.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { WsStats } from '../realtime/stats.ts';
-import { middlewareSetup, type MiddlewareSetupApi } from '../core/middleware-setup.ts';
 import { Rpc } from '../core/rpc.ts';
 import { clusterView, type ClusterCounts, type ClusterPlace } from './cluster-view.ts';
 import { claimClusterMember, type ClusterMember } from './cluster-member.ts';
 import { requestAllWorkers, serveRequestAll } from './request-all-workers.ts';
-import { refuseFallbackInCluster } from '../realtime/fallback/route.ts';
+import { Served, type MountOptions } from './served.ts';
+import { busReady, checkedTopicStats, clusterHub, declareTopic, presenceMembers, wsInfo } from './app-realtime.ts';
+import { startApp } from './start.ts';
 
 export type { AppOptions, ListenOptions } from './options.ts';
 export type { AppHooks, AppLifecycleHooks, RouteDeclaration } from './hooks.ts';
 export type { ClusterCounts } from './cluster-view.ts';
 export type { ClusterMember } from './cluster-member.ts';
 export type { CloseOptions, Server } from './server.ts';
-
-/** Cluster-wide counts, beside the app's local `subscribers()` and `connections`. */
-export interface MountOptions {
-  /** Share responses between concurrent identical anonymous GET/HEAD requests. */
-  dedup?: boolean;
-  /** Compress the handler's responses (overrides the app's `compression`). */
-  compress?: boolean | CompressionOptions;
-  /** Remove the mount prefix from the URL the handler sees. Default false. */
-  stripPrefix?: boolean;
-  bodyLimit?: number;
-  /**
-   * Hand the handler a real undici Request (about twice the bridge's cost per request)
-   * instead of the light one, for handlers that pass it whole to `new Request(request)` or
-   * `fetch(request)`. Default false. See docs/serving.md.
-   */
-  realRequest?: boolean;
-  /**
-   * Turn on `lightResponses()` (process-wide) when the mount is made, so the handler's
-   * `new Response(string | bytes | null, init)` is written with one `res.end()`. Default
-   * true; false leaves the global `Response` as it is. See docs/serving.md.
-   */
-  lightResponses?: boolean;
-}
+export type { MountOptions } from './served.ts';
 
 export class App extends Scope<AppHooks> {
   /** Frozen; replaced once by joinCluster() (its logger), before the app starts. @internal */
@@ -85,14 +58,13 @@ export class App extends Scope<AppHooks> {
   private uws: UwsApp | undefined;
   private readonly tracker = new InflightTracker();
   private readonly dedup = new DedupTable();
-  private loading: Promise<unknown>[] = [];
   /** Replaced once, by joinCluster(): the cluster's bus is known only then. */
   private hub: WsHub;
   /** app.topic() declarations, in order: joinCluster() declares them again on the cluster's hub. */
   private readonly topicDecls: [pattern: string, options: TopicOptions][] = [];
   private readonly wsRoutes: WsRouteSpec[] = [];
-  /** Mounts and static directories as declared, for routes(); their handlers are not listed as routes. */
-  private readonly served: (MountInfo | StaticInfo)[] = [];
+  /** Mounts, static directories and the client bundle (served.ts). */
+  private readonly served: Served;
   /** Starting, listening and closing (lifecycle.ts). */
   private readonly lifecycle: Lifecycle;
   /** The cluster this app joined (joinCluster), if any. */
@@ -119,6 +91,15 @@ export class App extends Scope<AppHooks> {
     if (this._settings.accessLog !== null) this.addHook('onResponse', accessLogHook(this._settings.accessLog));
     this.hub = new WsHub(this.config.coalescePublishes, this.config.bus, this._settings.logger);
     this.place = { worker: 0, workers: 0, hub: this.hub };
+    this.served = new Served({
+      route: (method, path, options, handler) =>
+        void (method === 'get' ? this.get(path, options, handler) : this.any(path, options, handler)),
+      onClose: (hook) => void this.onClose(hook),
+      started: () => this.uws !== undefined,
+      notFound: () => this.notFoundHandler,
+      unlisted: this._registry.unlisted,
+      listeners: this._routeListeners,
+    });
     this.cluster = clusterView(this.place, this.requests);
     serveRequestAll(this.requests, this.place, this.config.bus);
     // Built by a cluster() factory in a worker (the first App it builds): join now.
@@ -141,16 +122,9 @@ export class App extends Scope<AppHooks> {
   joinCluster(member: ClusterMember): this {
     if (this.lifecycle.hasStarted) throw new Error('app.joinCluster() must be called before the app starts');
     if (this.member !== undefined) throw new Error('app.joinCluster(): this app already joined a cluster');
-    const own = this.config.bus;
     const logger = childLogger(this._settings.logger, { worker: member.worker });
-    const hub = new WsHub(this.config.coalescePublishes, member.bus(own), logger);
-    // History topics share the primary's memory store, unless there is a bus to other servers,
-    // the app's or the primary's relay (then a store those servers share too: redisHistory).
-    if (member.history !== undefined && own === undefined) hub.history.useDefault(member.history);
-    // Retried requests run once in the whole cluster: a resend may reconnect to another worker.
-    hub.sharedKeys = member.keys ?? null;
-    // Declared again on the cluster's bus, with its checks: a throw leaves the app as it was.
-    for (const [pattern, options] of this.topicDecls) this.declareTopic(hub, pattern, options);
+    // The topics declared so far are declared again on the cluster's bus: a throw leaves the app as it was.
+    const hub = clusterHub(member, this.config, this.topicDecls, logger);
     this.member = member;
     this._settings = Object.freeze({ ...this._settings, logger });
     this.hub = hub;
@@ -164,19 +138,7 @@ export class App extends Scope<AppHooks> {
    * `prefix`: SvelteKit's server.respond, a Hono app's fetch, … See docs/serving.md.
    */
   mount(prefix: string, handler: FetchHandler, options: MountOptions = {}): this {
-    if (typeof handler !== 'function') throw new TypeError('mount() needs a fetch handler function');
-    const base = prefix === '/' ? '' : prefix.replace(/\/+$/, '');
-    if (base !== '' && !base.startsWith('/')) throw new TypeError(`Mount prefix must start with "/": ${prefix}`);
-    const route = fetchRoute(handler, {
-      stripPrefix: options.stripPrefix ? base : '',
-      realRequest: options.realRequest,
-      lightResponses: options.lightResponses,
-    });
-    const routeOptions = { dedup: options.dedup ?? false, compress: options.compress, bodyLimit: options.bodyLimit };
-    this.declareServed(Object.freeze({ kind: 'mount' as const, prefix: base || '/', stripPrefix: options.stripPrefix ?? false }));
-    this._registry.unlisted.add(route);
-    if (base !== '') this.any(base, routeOptions, route);
-    this.any(`${base}/*`, routeOptions, route);
+    this.served.mount(prefix, handler, options);
     return this;
   }
 
@@ -196,13 +158,7 @@ export class App extends Scope<AppHooks> {
 
   /** False while the bus says it is disconnected (`Bus.ready()` returns false); true otherwise. */
   get busReady(): boolean {
-    const bus = this.hub.bus;
-    if (typeof bus.ready !== 'function') return true;
-    try {
-      return bus.ready() === true;
-    } catch {
-      return false;
-    }
+    return busReady(this.hub);
   }
 
   /** Answers requests no route matched. Default: 404 `{ "error": "Not Found" }`. App middleware runs first. */
@@ -229,7 +185,7 @@ export class App extends Scope<AppHooks> {
       // The scope's listener heard the HTTP routes so far; it hears what only the app declares too.
       const listener = this._routeListeners[this._routeListeners.length - 1]!;
       for (const r of this.wsRoutes) listener(wsInfo(r), r.behavior, undefined);
-      for (const info of this.served) listener(info, undefined, undefined);
+      for (const info of this.served.list) listener(info, undefined, undefined);
       return this;
     }
     if (typeof name !== 'string' || !isAppLevelHook(name)) return super.addHook(name, hook);
@@ -257,12 +213,6 @@ export class App extends Scope<AppHooks> {
     return this as this & WithWsRoute<Path, E, Rp>;
   }
 
-  /** A mount or static directory: listed by routes(), heard by onRoute. */
-  private declareServed(info: MountInfo | StaticInfo): void {
-    for (const listener of this._routeListeners) listener(info, undefined, undefined);
-    this.served.push(info);
-  }
-
   /**
    * Declares options for the topics `pattern` matches (`*` stands for any run of characters):
    * `history` keeps what is published for clients that reconnect, `presence` tracks who is
@@ -271,7 +221,7 @@ export class App extends Scope<AppHooks> {
    */
   topic<const P extends string, const O extends TopicOptions>(pattern: P, options: O): this & WithTopicOptions<P, O> {
     if (this.lifecycle.hasStarted) throw new Error('app.topic() must be called before listen()');
-    this.declareTopic(this.hub, pattern, options);
+    declareTopic(this.hub, pattern, options, this.config.presenceHeartbeat);
     this.topicDecls.push([pattern, options]);
     return this as this & WithTopicOptions<P, O>;
   }
@@ -281,20 +231,12 @@ export class App extends Scope<AppHooks> {
     return this.hub.topics.list();
   }
 
-  private declareTopic(hub: WsHub, pattern: string, options: TopicOptions): void {
-    const declared = hub.defineTopic(pattern, options);
-    if (declared.presence !== null) hub.enablePresence(this.config.presenceHeartbeat);
-  }
-
   /**
    * Who is on a presence topic (one member per id, on every process this one hears from):
    * `{ id, data }` per member. Rejects when `topic` has no presence (see docs/presence.md).
    */
   async presence<Data = unknown>(topic: string): Promise<PresenceMember<Data>[]> {
-    const tracker = this.hub.presence;
-    if (tracker === null || tracker.options(topic) === null)
-      throw new TypeError(`topic ${JSON.stringify(topic)} has no presence: declare it with app.topic(pattern, { presence: true })`);
-    return tracker.members(topic) as PresenceMember<Data>[];
+    return presenceMembers<Data>(this.hub, topic);
   }
 
   /**
@@ -342,9 +284,7 @@ export class App extends Scope<AppHooks> {
 
   /** Subscribers, presence members and kept history messages of one topic (docs/realtime.md, "Looking inside"). */
   topicStats(topic: string): Promise<TopicStats> {
-    if (typeof topic !== 'string' || topic === '')
-      return Promise.reject(new TypeError('app.topicStats(topic): topic must be a non-empty string'));
-    return topicStats(this.hub, topic, this._settings.logger);
+    return checkedTopicStats(this.hub, topic, this._settings.logger);
   }
 
   /** Open WebSocket connections to this app (this worker; `app.cluster.connections` for all). */
@@ -357,31 +297,8 @@ export class App extends Scope<AppHooks> {
    * starts now and `listen()` waits for it. Misses go to the app's not-found handler.
    */
   static(urlPrefix: string, dir: string, options: StaticOptions = {}): this {
-    const base = urlPrefix === '/' ? '' : urlPrefix.replace(/\/+$/, '');
-    if (base !== '' && !base.startsWith('/')) throw new TypeError(`Static prefix must start with "/": ${urlPrefix}`);
-    if (this.uws) throw new Error('app.static() must be called before listen()');
-    resolveStaticOptions(options); // a bad option fails here, at the declaration, not at listen()
-    const notFound =
-      options.notFound ??
-      ((req: Request<any>, res: Response) => (this.notFoundHandler ? this.notFoundHandler(req, res) : notFoundError(req)));
-    this.declareServed(Object.freeze({ kind: 'static' as const, prefix: base || '/', dir }));
-    this.serveFiles(dir, { ...options, notFound }, base === '' ? ['/*'] : [base, `${base}/*`]);
+    this.served.static(urlPrefix, dir, options);
     return this;
-  }
-
-  /**
-   * Loads `dir` (listen() waits for it) and answers GET at `paths` with its files, on routes
-   * onRoute does not hear. Files carry their own precompressed variants and validators: no
-   * dynamic compression, and no dedup (a 304 or 206 for one client must never reach another).
-   */
-  private serveFiles(dir: string, options: StaticOptions, paths: readonly string[]): void {
-    this.loading.push(
-      createStatic(dir, options).then((files) => {
-        this._registry.unlisted.add(files.handler);
-        this.onClose(() => files.close());
-        for (const path of paths) this.get(path, { compress: false, dedup: false }, files.handler);
-      }),
-    );
   }
 
   /**
@@ -391,12 +308,7 @@ export class App extends Scope<AppHooks> {
    * Throws if @tachyon/client is not installed.
    */
   client(path = '/tachyon/client.js', options: ClientOptions = {}): this {
-    if (this.uws) throw new Error('app.client() must be called before listen()');
-    const bundle = resolveClientBundle();
-    const staticOptions = clientStaticOptions(path, options, bundle);
-    this.declareServed(Object.freeze({ kind: 'static' as const, prefix: path, dir: bundle.dir }));
-    this.serveFiles(bundle.dir, staticOptions, [path]);
-    for (const lazy of clientLazyPaths(path)) this.serveFiles(bundle.dir, { ...staticOptions, index: lazy.file }, [lazy.path]);
+    this.served.client(path, options);
     return this;
   }
 
@@ -411,7 +323,7 @@ export class App extends Scope<AppHooks> {
     const http = flattenRoutes(this)
       .filter((r) => !unlisted.has(r.record.handlers[0]!))
       .map((r) => describeHttpRoute(r.record, r.pattern, r.middleware.length));
-    return [...http, ...this.wsRoutes.map(wsInfo), ...this.served];
+    return [...http, ...this.wsRoutes.map(wsInfo), ...this.served.list];
   }
 
   /** Starts listening. Port 0 picks a free port; the default host is 0.0.0.0. */
@@ -471,76 +383,24 @@ export class App extends Scope<AppHooks> {
     return this.config.tls !== undefined;
   }
 
-  /**
-   * Runs the setup of every middleware declared with defineMiddleware() (metrics() is one), once
-   * each, with the App's public setup API: WebSocket counters, the cluster link.
-   */
-  private setUpMiddleware(): void {
-    const member = this.member;
-    const api: MiddlewareSetupApi = {
+  /** Compiles and starts everything (start.ts), once, when the lifecycle first asks. */
+  private start(): Promise<Running> {
+    return startApp({
       app: this,
-      websocketCounters: () => (this.hub.stats ??= new WsStats()),
-      clusterMetrics: (collect) =>
-        member === undefined ? undefined : { worker: member.worker, workers: member.workers, gather: member.linkMetrics(collect) },
-    };
-    for (const h of allMiddleware(this)) middlewareSetup(h)?.(api);
-  }
-
-  /** Waits for static files and plugins, compiles every route once, starts the bus. */
-  private async start(): Promise<Running> {
-    // Plugins may register more plugins: wait until nothing is left running.
-    const pending = this._registry.pending;
-    while (this.loading.length > 0 || pending.length > 0) {
-      const waiting = [...this.loading, ...pending.splice(0)];
-      this.loading = [];
-      await Promise.all(waiting);
-    }
-    checkDependencies(this._registry);
-    freezeRouters(this);
-    const o = this.config;
-    this.setUpMiddleware();
-    if (this.member !== undefined && this.member.workers > 1) refuseFallbackInCluster(this.wsRoutes);
-    const uws = (this.uws ??= compileApp({
-      root: this,
-      dispatcher: { settings: this._settings, tracker: this.tracker, tls: o.tls !== undefined, dedup: this.dedup },
-      settings: this._settings,
-      hub: this.hub,
-      wsRoutes: this.wsRoutes,
-      trailingSlash: o.trailingSlash,
-      compression: o.compression,
-      tls: o.tls,
-      maxHeaderSize: o.maxHeaderSize,
-      notFound: this.notFoundHandler,
-      wsHooks: this.appHooks,
-    }));
-    for (const hook of this.appHooks.onReady) await hook();
-    this.hub.useHooks(this.appHooks.onPublish, this.appHooks.onDeliver);
-    await this.hub.startBus();
-    return {
+      registry: this._registry,
+      loading: this.served.loading,
+      member: this.member,
+      config: this.config,
       settings: this._settings,
       hub: this.hub,
       tracker: this.tracker,
-      uws,
+      dedup: this.dedup,
+      wsRoutes: this.wsRoutes,
+      appHooks: this.appHooks,
       closeHooks: this.closeHooks,
+      notFound: () => this.notFoundHandler,
+      compiled: (uws) => (this.uws = uws),
       stopAccepting: () => this.lifecycle.stopAccepting(),
-    };
+    });
   }
-}
-
-/** A WebSocket route's description (routes(), onRoute). */
-function wsInfo(r: WsRouteSpec): WsRouteInfo {
-  return Object.freeze({
-    kind: 'ws' as const,
-    path: r.pattern.path,
-    events: Object.freeze(
-      Object.entries(r.behavior.events ?? {}).map(([name, def]) =>
-        Object.freeze({
-          name,
-          ...(def.schema !== undefined && { schema: def.schema as Schema }),
-          ...(def.reply !== undefined && { reply: def.reply as Schema }),
-          ...(def.binary !== undefined && { binary: typeof def.binary === 'number' ? def.binary : def.binary.code }),
-        }),
-      ),
-    ),
-  });
 }

@@ -7,7 +7,7 @@ import type { Handler, Next } from './types.ts';
 import type { DedupTable } from './dedup.ts';
 import type { CompiledRoute, Step } from './route-context.ts';
 import { isPromise, sendValue } from './send-value.ts';
-import { SETTLED } from './io/response-core.ts';
+import { SETTLED } from './io/response-states.ts';
 import { leadDedup, replay } from './io/exchange.ts';
 import { validationStep, type ValidationSpec } from './validate-step.ts';
 import type { HookLists, HttpHooks } from './hooks.ts';

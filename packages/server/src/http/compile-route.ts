@@ -12,7 +12,7 @@
 // The steps live beside this file: chain.ts (composition, next), validate-step.ts,
 // send-value.ts (returned values), route-context.ts (per-route state, error handlers).
 import { decodeComponent } from './io/query.ts';
-import type { Stringify } from './io/response-core.ts';
+import type { Stringify } from './io/response-states.ts';
 import { clientLeft, leaveCallback, pair, snapshot, startDeadline, startTiming } from './io/exchange.ts';
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';

@@ -8,7 +8,7 @@
 // compiled into the route's chain: a route without hooks has no extra step.
 import type { Request } from './io/request.ts';
 import type { Response } from './io/response.ts';
-import type { Body } from './io/response-core.ts';
+import type { Body } from './io/response-states.ts';
 
 /** What `onResponse` learns about the answer once its bytes are written (or the client left). */
 export interface ResponseInfo {

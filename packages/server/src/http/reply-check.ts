@@ -7,7 +7,7 @@
 // issues), never telling the client why.
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { HookLists, HttpHooks } from './hooks.ts';
-import type { Body } from './io/response-core.ts';
+import type { Body } from './io/response-states.ts';
 import type { Response } from './io/response.ts';
 import type { ResponseSchemas } from './types.ts';
 import type { Schema } from './validation.ts';

@@ -7,10 +7,9 @@ import type { Settings } from '../core/settings.ts';
 import type { ErrorHandler } from './types.ts';
 import type { Compression } from './compression.ts';
 import type { DedupTable } from './dedup.ts';
-import type { Stringify } from './io/response-core.ts';
+import type { Body, Stringify } from './io/response-states.ts';
 import { isPromise, sendValue } from './send-value.ts';
 import { NO_HOOKS, type HookLists } from './hooks.ts';
-import type { Body } from './io/response-core.ts';
 import { bytesWritten, elapsed, finishEnd, finishWith, inCallback, logFor, requestOf } from './io/exchange.ts';
 
 /** The header lines of the plain 500 an onSend failure answers. */

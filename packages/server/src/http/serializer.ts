@@ -9,7 +9,7 @@
 import type { ResponseSchemas } from './types.ts';
 import { optionalPeer, toJsonSchema } from './json-schema.ts';
 import type { Schema } from './validation.ts';
-import type { Stringify } from './io/response-core.ts';
+import type { Stringify } from './io/response-states.ts';
 
 type Compile = (schema: Record<string, unknown>) => (value: unknown) => string;
 

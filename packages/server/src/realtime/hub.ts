@@ -1,13 +1,14 @@
-// The app's realtime side: connected sockets (for counts and shutdown) and publishing to
-// topics through uWS's C++ pub/sub, with the payload serialized once per publish. Local
-// subscribers are always reached through uWS; a bus other than the in-process one also gets
-// every publish (the same bytes) and hears when a topic gains its first or loses its last
-// local subscriber (bus/bus.ts).
+// The app's realtime side: publishing to topics through uWS's C++ pub/sub, with the payload
+// serialized once per publish, and what publishes depend on (topic declarations, history,
+// presence, coalescing, the onPublish/onDeliver hooks, the bus). Local subscribers are always
+// reached through uWS; a bus other than the in-process one also gets every publish (the same
+// bytes) and hears when a topic gains its first or loses its last local subscriber (bus/bus.ts).
+// Connected sockets, subscriber counts, requestAll and shutdown are the base class's
+// (hub-members.ts): they share this object's fields, so a publish pays no extra hop.
 import { assertEventName, assertTopic, encodeData, topicEnvelope } from './protocol.ts';
-import { closeWhenDrained, publishExcept, tellPosition, trackTopics, type Socket } from './socket.ts';
-import type { UwsApp } from '../uws/index.ts';
+import { publishExcept, tellPosition, type Socket } from './socket.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
-import { InProcessBus, isInProcess, type Bus, type BusMessage, type BusMeta } from './bus/index.ts';
+import { InProcessBus, type Bus, type BusMessage, type BusMeta } from './bus/index.ts';
 import { runDeliverHooks, runPublishHooks, type PublishHooks } from './publish-hooks.ts';
 import type { WsStats } from './stats.ts';
 import { TopicRegistry, type ResolvedTopicOptions, type TopicOptions } from './topics/index.ts';
@@ -15,12 +16,10 @@ import { HistoryEngine } from './history/engine.ts';
 import type { HistoryOptions } from './history/options.ts';
 import type { HistoryRequest } from './history/store.ts';
 import { PRESENCE_CHANNEL, PresenceTracker } from './presence/index.ts';
-import { SubscriberIndex } from './subscriber-index.ts';
-import { requestTimeout, type SocketRequestOptions } from './requests.ts';
 import type { SharedKeys } from './once.ts';
-import { requestAll, toBusAnswer, type RequestAllResult } from './request-all.ts';
-import { SseTopics } from './fallback/topics.ts';
+import { toBusAnswer } from './request-all.ts';
 import { TopicBatches } from './batches.ts';
+import { HubMembers } from './hub-members.ts';
 import { checkPublished } from './topics/validate.ts';
 
 export interface PublishOptions {
@@ -33,27 +32,13 @@ export interface PublishOptions {
   volatile?: boolean;
 }
 
-export class WsHub {
-  private uws: UwsApp | null = null;
-  /** The bus, unless it is the in-process one: then null, and no publish pays for a bus. */
-  private readonly remote: Bus | null;
-  readonly bus: Bus;
+export class WsHub extends HubMembers {
   /** Options declared per topic pattern (app.topic): history, presence. */
   readonly topics = new TopicRegistry();
-  /** Who is on presence topics; created by the first presence pattern (app.topic). */
-  presence: PresenceTracker | null = null;
-  private readonly sockets = new Set<Socket<any>>();
-  /** Topic subscribers on the fallback transport (fallback/topics.ts); null until a `fallback: true` route is compiled. */
-  sse: SseTopics | null = null;
   /** Idempotency keys shared with the other workers of a cluster() (once.ts); set by the App before it starts. */
   sharedKeys: SharedKeys | null = null;
-  /** Who is subscribed to what, for volatile publishes and requestAll; built by the first use (subscriber-index.ts). */
-  private index: SubscriberIndex | null = null;
-  private idle: (() => void)[] = [];
   /** Coalescing (batches.ts): null unless the app coalesces publishes. */
   private readonly batches: TopicBatches | null;
-
-  private readonly logger: Logger;
   /** Publishes and subscribes on history topics (history/engine.ts). @internal */
   readonly history: HistoryEngine;
   private busFailures = 0;
@@ -65,10 +50,8 @@ export class WsHub {
 
   /** `coalesce`: false, true (per loop iteration) or a tick in milliseconds (app options' coalescePublishes, resolved). */
   constructor(coalesce: boolean | number = false, bus: Bus = new InProcessBus(), logger: Logger = silentLogger) {
+    super(bus, logger);
     this.batches = coalesce === false ? null : new TopicBatches(this.publishBatch, coalesce === true ? 0 : coalesce);
-    this.logger = logger;
-    this.bus = bus;
-    this.remote = isInProcess(bus) ? null : bus;
     this.history = new HistoryEngine(this.deliverPositioned, logger);
   }
 
@@ -154,16 +137,6 @@ export class WsHub {
     return this.uws?.publish(topic, message, false) ?? false;
   }
 
-  /** A `fallback: true` route was compiled: sessions get their own topic index. @internal */
-  enableFallback(): SseTopics {
-    return (this.sse ??= new SseTopics());
-  }
-
-  /** @internal */
-  attach(uws: UwsApp): void {
-    this.uws = uws;
-  }
-
   /** The app's onPublish and onDeliver hooks, before start. @internal */
   useHooks(onPublish: readonly PublishHooks['onPublish'][], onDeliver: readonly PublishHooks['onDeliver'][]): void {
     this.publishHooks = onPublish;
@@ -235,72 +208,6 @@ export class WsHub {
     return this.uws === null ? false : this.fanOut(topic, message, false);
   }
 
-  /** A socket subscribed: the first local subscriber of a topic makes the bus interested. @internal */
-  subscribed(s: Socket<any>, topic: string): void {
-    if (this.index !== null) this.index.add(s, topic);
-    if (this.remote === null || this.uws === null) return;
-    const count = this.subscribers(topic);
-    this.remote.subscriberCount?.(topic, count);
-    if (count === 1) this.remote.interest(topic, true);
-  }
-
-  /** A socket unsubscribed: the last one gone ends the bus's interest. @internal */
-  unsubscribed(s: Socket<any> | null, topic: string): void {
-    if (s !== null && this.index !== null) this.index.remove(s, topic);
-    if (this.remote === null || this.uws === null) return;
-    const count = this.subscribers(topic);
-    this.remote.subscriberCount?.(topic, count);
-    if (count === 0) this.remote.interest(topic, false);
-  }
-
-  /**
-   * A socket closed with these topics. The counts are read on the next turn, when uWS has
-   * certainly removed the socket from its topics. @internal
-   */
-  socketClosing(s: Socket<any>, closing: Iterable<string>): void {
-    const index = this.index;
-    if (index !== null) for (const topic of closing) index.remove(s, topic);
-    if (this.remote === null) return;
-    const topics = [...closing];
-    if (topics.length === 0) return;
-    setImmediate(() => {
-      for (const topic of topics) this.unsubscribed(null, topic);
-    });
-  }
-
-  /** True when publishes also go to another process (worker threads, Redis, NATS). */
-  get distributed(): boolean {
-    return this.remote !== null;
-  }
-
-  /** True when sockets keep their topics: for the bus's interest, or the volatile index. @internal */
-  get tracksTopics(): boolean {
-    return this.remote !== null || this.index !== null;
-  }
-
-  /** The first volatile publish or requestAll: every open socket's topics go into the index, kept from now on. */
-  private buildIndex(): SubscriberIndex {
-    const index = new SubscriberIndex();
-    for (const s of this.sockets) for (const topic of trackTopics(s)) index.add(s, topic);
-    return index;
-  }
-
-  /** app.requestAll(): a request to each subscriber of `topic` in this process (request-all.ts); `prefix` starts the ids. */
-  requestAll<Reply>(
-    topic: string,
-    event: string,
-    data: unknown,
-    options: SocketRequestOptions | undefined,
-    prefix = '0:',
-  ): Promise<RequestAllResult<Reply>> {
-    assertTopic(topic);
-    assertEventName(event);
-    const json = encodeData(data);
-    const ms = requestTimeout(options);
-    const subscribers = (this.index ??= this.buildIndex()).of(topic) ?? [];
-    return requestAll<Reply>(subscribers, event, json, ms, prefix);
-  }
-
   /** A volatile publish: after the topic's pending batch, to each subscriber not under backpressure. */
   private publishVolatile(topic: string, envelope: string, meta: BusMeta | undefined): boolean {
     if (this.stats !== null) this.stats.publishes++;
@@ -320,26 +227,6 @@ export class WsHub {
       const n = ++this.busFailures;
       if ((n & (n - 1)) === 0) this.logger.error({ err, topic, failures: n }, 'bus publish failed');
     }
-  }
-
-  /** @internal */
-  add(socket: Socket<any>): void {
-    this.sockets.add(socket);
-    this.remote?.connectionCount?.(this.sockets.size);
-  }
-
-  /** @internal */
-  remove(socket: Socket<any>): void {
-    if (!this.sockets.delete(socket)) return;
-    this.remote?.connectionCount?.(this.sockets.size);
-    if (this.sockets.size > 0) return;
-    const idle = this.idle;
-    this.idle = [];
-    for (const wake of idle) wake();
-  }
-
-  get connections(): number {
-    return this.sockets.size;
   }
 
   publish(topic: string, event: string, data?: unknown, options?: PublishOptions): boolean {
@@ -401,55 +288,5 @@ export class WsHub {
   /** Sends everything queued (shutdown). @internal */
   flush(): void {
     this.batches?.flushAll();
-  }
-
-  /** This process's open sockets (app.sockets()): a live view, read-only. */
-  openSockets(): IterableIterator<Socket<any>> {
-    return this.sockets.values();
-  }
-
-  /** Subscribers of `topic` in this process only (app.subscribers). */
-  subscribers(topic: string): number {
-    if (this.uws === null) return 0;
-    const ws = this.uws.numSubscribers(topic);
-    return this.sse === null ? ws : ws + this.sse.count(topic);
-  }
-
-  /**
-   * Subscribers of `topic` on the whole bus (every worker, every server: app.cluster.subscribers),
-   * or this process's when the bus cannot tell. A failing bus count is logged, not thrown.
-   */
-  totalSubscribers(topic: string): number {
-    const local = this.subscribers(topic);
-    if (this.remote === null || this.remote.subscribers === undefined) return local;
-    let total: number | undefined;
-    try {
-      total = this.remote.subscribers(topic);
-    } catch (err) {
-      this.logger.error({ err, topic }, 'bus subscribers() failed');
-    }
-    return total ?? local;
-  }
-
-  /** Open WebSocket connections on the whole bus, or this process's when the bus cannot tell. */
-  get totalConnections(): number {
-    return this.remote?.connections?.() ?? this.sockets.size;
-  }
-
-  /** Closes every socket with `code` and resolves when all are gone (or after `timeout` ms, cutting the rest). */
-  async closeAll(code: number, reason: string, timeout: number): Promise<void> {
-    this.presence?.stop(); // the others forget our members now, not after the expiry
-    this.flush();
-    if (this.sockets.size === 0) return;
-    const gone = new Promise<void>((resolve) => this.idle.push(resolve));
-    const deadline = Date.now() + timeout;
-    for (const s of [...this.sockets]) closeWhenDrained(s, code, reason, deadline);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      gone.then(() => false),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeout))),
-    ]);
-    clearTimeout(timer);
-    if (timedOut) for (const s of [...this.sockets]) s.terminate();
   }
 }

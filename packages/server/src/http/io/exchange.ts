@@ -14,7 +14,8 @@ import type { UwsResponse } from '../../uws/index.ts';
 import type { SharedResponse } from '../dedup.ts';
 import type { BodyReader } from './body.ts';
 import type { Request } from './request.ts';
-import type { Body, ResponseCore } from './response-core.ts';
+import type { ResponseCore } from './response-core.ts';
+import type { Body } from './response-states.ts';
 import type { Response } from './response.ts';
 
 // ----- the steps of a request's life -------------------------------------------------

@@ -3,6 +3,10 @@
 // so nothing touches the uWS object after the response ended or the client left. The public
 // API (send, json, stream, cookies…) is in response.ts, on top of this.
 import type { BodyReader } from './body.ts';
+// The states and deadline markers, the op codes, the shared types (response-states.ts).
+import { ABORTED, DEVELOPMENT, DONE, OPEN, SENDING, SETTLED, SHUT_DOWN, STREAMING, TIMED_OUT } from './response-states.ts';
+import { OP_BEGIN, OP_END, OP_END_STREAM, OP_TRY_END, OP_WRITE } from './response-states.ts';
+import type { Body, ResponseRequest, Stringify } from './response-states.ts';
 import type { Compression } from '../compression.ts';
 import { shareable, type DedupTable } from '../dedup.ts';
 import { RequestTimeoutError } from '../errors.ts';
@@ -10,40 +14,6 @@ import type { Settings } from '../../core/settings.ts';
 import { statusLine } from '../status.ts';
 import { lowerCaseKey } from './header-checks.ts';
 import { asciiText, type UwsResponse } from '../../uws/index.ts';
-
-/** The chain's promise when every step ran synchronously (chain.ts returns it): nothing is pending. */
-export const SETTLED: Promise<void> = Promise.resolve();
-
-// Typed `number` so that TypeScript does not narrow `_state` across awaits.
-export const OPEN: number = 0;
-export const SENDING: number = 1; // the body is being compressed off-thread: no more writes, still abortable
-export const STREAMING: number = 2;
-export const DONE: number = 3;
-const ABORTED: number = 4;
-/** `_deadline` markers: the framework ended the response itself (late writes are not bugs). */
-const TIMED_OUT = -1;
-const SHUT_DOWN = -2;
-
-/** Misuse (answering twice) throws here and is logged in production: see `_late`. */
-const DEVELOPMENT = process.env.NODE_ENV !== 'production';
-
-export type Body = string | Uint8Array | ArrayBuffer;
-
-/**
- * What a response needs from its request (Request implements it). Declared here so that the
- * response modules do not import request.ts, which imports them. @internal
- */
-export interface ResponseRequest {
-  readonly method: string;
-  readonly route: string;
-  header(name: string): string | undefined;
-  readonly signal: AbortSignal;
-  /** Aborts `req.signal` (if anyone asked for it) with `reason`. */
-  _abortSignal(reason: Error): void;
-}
-
-/** Writes `value`, the reply for `status`, as JSON text (a route's compiled serializer: http/serializer.ts). */
-export type Stringify = (value: unknown, status: number) => string | undefined;
 
 /** Hooks the dispatcher gives each response: bookkeeping and the route's error path. @internal */
 export interface ResponseHooks {
@@ -60,7 +30,8 @@ export interface ResponseHooks {
 }
 
 // cork() runs its callback synchronously, so one static thunk and these slots replace a
-// closure per corked write.
+// closure per corked write. They stay beside the class: _corked() assigns them, and a module
+// cannot assign another module's bindings (a holder object would add a load per write).
 let corkRes: ResponseCore | null = null;
 let corkOp = 0;
 let corkArg: Body | undefined;
@@ -69,13 +40,6 @@ let corkLength: number | undefined;
 function corkThunk(): void {
   corkResult = corkRes!._op(corkOp, corkArg);
 }
-export const OP_END = 0;
-export const OP_BEGIN = 1;
-export const OP_WRITE = 2;
-export const OP_END_STREAM = 3;
-export const OP_TRY_END = 4; // a chunk of a body whose total length is known
-export const OP_END_HEAD = 5; // HEAD answer for a streamed body: headers, length if known
-
 /**
  * The state and the writes of a response. Never constructed itself: Response (response.ts)
  * takes these methods through its prototype and sets the fields with `_init`, as a base

@@ -22,9 +22,8 @@ import { serializeCookie, signCookieValue, type CookieOptions } from './cookies.
 import type { SharedResponse } from '../dedup.ts';
 import type { Settings } from '../../core/settings.ts';
 import type { UwsResponse } from '../../uws/index.ts';
+import { byteLength, ResponseCore, type ResponseHooks } from './response-core.ts';
 import {
-  byteLength,
-  ResponseCore,
   OPEN,
   SENDING,
   STREAMING,
@@ -36,16 +35,16 @@ import {
   OP_TRY_END,
   OP_WRITE,
   type Body,
-  type ResponseHooks,
-} from './response-core.ts';
+} from './response-states.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
 const BINARY_TYPE = 'application/octet-stream';
 
-export type { Body } from './response-core.ts';
-/** @internal */ export type { ResponseHooks, ResponseRequest } from './response-core.ts';
+export type { Body } from './response-states.ts';
+/** @internal */ export type { ResponseHooks } from './response-core.ts';
+/** @internal */ export type { ResponseRequest } from './response-states.ts';
 export type { StreamSource };
 export { PreparedHeaders, prepareHeaders, type HeaderRecord } from './prepared-headers.ts';
 export { EventStream };
