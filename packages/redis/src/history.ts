@@ -233,8 +233,6 @@ interface Connection {
   close(graceful: boolean): Promise<void>;
 }
 
-const CONNECTED = Promise.resolve();
-
 function plainConnection(url: string, options: Omit<RedisClientOptions, 'url'>, known: () => void): Connection {
   // Without an offline queue: node-redis otherwise keeps the commands it had not written yet
   // when the connection drops, and writes them after the reconnect. An append made just
@@ -243,13 +241,7 @@ function plainConnection(url: string, options: Omit<RedisClientOptions, 'url'>, 
   const c = createClient({ ...options, url, disableOfflineQueue: true });
   // Until the first attempt ends (ready, or an error), commands wait for it, in the order
   // they came: then they go, or fail at once (Redis away), as every command after them.
-  let first: Promise<void> | null = new Promise<void>((settle) => {
-    const end = () => {
-      first = null;
-      settle();
-    };
-    c.once('ready', end).once('error', end);
-  });
+  const firstAttempt = new Promise<void>((settle) => void c.once('ready', settle).once('error', settle));
   c.on('error', known).on('ready', known);
   c.connect().catch(() => {});
   return {
@@ -260,7 +252,7 @@ function plainConnection(url: string, options: Omit<RedisClientOptions, 'url'>, 
     // settles, so every append's reply must travel the same number of promise steps. Sent
     // directly, appends made just after the connection came up settled before those that had
     // waited for it, when Redis answered them all in one read.
-    send: (args) => (first ?? CONNECTED).then(() => c.sendCommand(args)),
+    send: (args) => firstAttempt.then(() => c.sendCommand(args)),
     close: async (graceful) => (graceful && c.isReady ? c.close() : c.destroy()),
   };
 }
