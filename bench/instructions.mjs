@@ -11,6 +11,7 @@
 //   node bench/instructions.mjs [--old ../old-worktree [--old ../older-worktree]] [--peers uws,tachyon,tachyon-access-log]
 //        [--only http-realistic-get[,http-hello-pipelined]] [--processes 3] [--windows 2] [--seconds 10] [--warmup 20] [--parallel 1]
 //        [--annotate 30]   # also the 30 costliest functions per request (JS named via --perf-basic-prof)
+//        [--inclusive]     # --annotate counts each function with the functions it called
 //
 // Several --old trees (oldest first) put each commit of a series in one invocation: the table
 // has a column per tree and the change from the first. Raw uWS is counted once, in this tree,
@@ -42,6 +43,7 @@ const { values: o } = parseArgs({
     processes: { type: 'string', default: '3' },
     parallel: { type: 'string', default: '1' },
     annotate: { type: 'string' },
+    inclusive: { type: 'boolean', default: false },
     windows: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '20' },
@@ -187,7 +189,7 @@ async function measure(tree, peer, scenarioName) {
         if (b.count <= a.count) throw new Error(`${peer}: ${a.count} then ${b.count} deliveries: no difference to price`);
         perUnit.push((b.instructions - a.instructions) / (b.count - a.count));
         if (w === 1 && o.annotate !== undefined) {
-          const lines = annotate(b.dump, `/tmp/perf-${child.pid}.map`, b.count, Number(o.annotate));
+          const lines = annotate(b.dump, `/tmp/perf-${child.pid}.map`, b.count, Number(o.annotate), o.inclusive);
           console.log(
             `${peer} (${tree}), instructions per delivery by function, the long run of the first window (its fixed costs included):\n${lines.join('\n')}`,
           );
@@ -207,7 +209,7 @@ async function measure(tree, peer, scenarioName) {
       const { instructions, count, dump } = await counted(() => wrk(Number(o.seconds)));
       perUnit.push(instructions / count);
       if (w === 1 && o.annotate !== undefined) {
-        const lines = annotate(dump, `/tmp/perf-${child.pid}.map`, count, Number(o.annotate));
+        const lines = annotate(dump, `/tmp/perf-${child.pid}.map`, count, Number(o.annotate), o.inclusive);
         console.log(`${peer} (${tree}), instructions per request by function, first window:\n${lines.join('\n')}`);
       }
     }

@@ -29,9 +29,14 @@ function nameAt(entries, addr) {
   return undefined;
 }
 
-/** The `top` functions by instructions per request, as printable lines. */
-export function annotate(dump, perfMap, requests, top) {
-  const text = execFileSync('callgrind_annotate', ['--threshold=99.5', dump], { encoding: 'utf8', maxBuffer: 64 << 20 });
+/**
+ * The `top` functions by instructions per request, as printable lines. `inclusive`: each
+ * function with what it called (where a layer's cost is spread over builtins and runtime
+ * functions it calls, that is its cost).
+ */
+export function annotate(dump, perfMap, requests, top, inclusive = false) {
+  const args = ['--threshold=99.5', ...(inclusive ? ['--inclusive=yes'] : []), dump];
+  const text = execFileSync('callgrind_annotate', args, { encoding: 'utf8', maxBuffer: 64 << 20 });
   const entries = readPerfMap(perfMap);
   const byName = new Map();
   for (const line of text.split('\n')) {
