@@ -40,6 +40,8 @@ describe('light Response headers from a plain record', () => {
     assert.ok(isLight(plain) && Object.getOwnPropertyNames(plain).length === 0);
     const odd = { a: '1' };
     Object.defineProperty(odd, 'b', { value: '2', enumerable: false });
+    const hiddenSymbol = { a: '1' };
+    Object.defineProperty(hiddenSymbol, Symbol('s'), { value: '2', enumerable: false });
     const records: unknown[] = [
       { 'x-mw': '1', 'content-type': 'application/json' },
       { 'Content-Type': 'text/html', 'X-A': 'b' },
@@ -56,6 +58,7 @@ describe('light Response headers from a plain record', () => {
       { a: '€' },
       { é: '1' },
       { [Symbol('s')]: '1' },
+      hiddenSymbol, // a non-enumerable symbol key: undici throws for it too
       { 'set-cookie': 'a=1; Path=/' },
       {},
     ];
