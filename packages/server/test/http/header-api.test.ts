@@ -123,6 +123,11 @@ describe('prepareHeaders(): checked once, refused at prepare time', () => {
     ['a bare LF in a value', { 'x-a': 'ok\nx-b: 1' }, /CR, LF or NUL/],
     ['NUL in a value', { 'x-a': 'a\0b' }, /CR, LF or NUL/],
     ['CRLF inside an array value', { link: ['</a>; rel=preload', '</b>\r\nx-b: 1'] }, /CR, LF or NUL/],
+    // Values up to 64 characters are scanned by a loop, longer ones by a regexp: both refuse.
+    ['LF as the 64th character', { 'x-a': `${'a'.repeat(63)}\n` }, /CR, LF or NUL/],
+    ['CR as the 65th character', { 'x-a': `${'a'.repeat(64)}\r` }, /CR, LF or NUL/],
+    ['NUL in a long value', { 'content-security-policy': `default-src 'self'; ${'img-src https: '.repeat(20)}\0` }, /CR, LF or NUL/],
+    ['CRLF at the start of a long value', { 'x-a': `\r\n${'b'.repeat(200)}` }, /CR, LF or NUL/],
     ['Content-Length (uWS frames the body)', { 'Content-Length': '10' }, /set by the server/],
     ['Transfer-Encoding', { 'transfer-encoding': 'chunked' }, /set by the server/],
     ['a name given twice in two cases', { 'X-A': '1', 'x-a': '2' }, /given twice/],
@@ -141,6 +146,18 @@ describe('prepareHeaders(): checked once, refused at prepare time', () => {
       );
     });
   }
+
+  test('values without CR, LF or NUL are kept as given, short and long (tabs, Latin-1, empty)', () => {
+    const values = [
+      '',
+      'a\tb',
+      'caf\u00e9',
+      'x'.repeat(64),
+      `${'y'.repeat(64)}\u00ff`,
+      `default-src 'self'; ${'img-src https: '.repeat(40)}`,
+    ];
+    for (const value of values) assert.deepEqual(prepareHeaders({ 'x-a': value }).lines, ['x-a', value]);
+  });
 
   test('names are lower-cased, order kept, arrays give one line per item, numbers become text', () => {
     const h = prepareHeaders({ 'X-Frame-Options': 'DENY', link: ['</a.css>; rel=preload', '</b.js>; rel=preload'], 'Retry-After': 30 });
