@@ -9,13 +9,46 @@ import type { Request } from '../http/io/request.ts';
 const HOST = /^[A-Za-z0-9.\-_~]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 /**
- * A path and query that a WHATWG URL parser leaves exactly as they are: unreserved
- * characters, sub-delimiters except `'` (percent-encoded in an http query), `:@/%`, and `?`
- * in the query. No dot segment (`/.`, `%2e`): those are resolved by the parser.
+ * Characters a WHATWG URL parser leaves as they are in an http path: unreserved characters,
+ * sub-delimiters except `'` (percent-encoded in an http query), `:@/%`. The query also keeps `?`.
  */
-const PLAIN_PATH = /^\/[\w\-.~!$&()*+,;=:@%/]*(?:\?[\w\-.~!$&()*+,;=:@%/?]*)?$/;
-/** A dot segment before the query (the query is not resolved): matched in place, without cutting the query off first. */
-const DOT_SEGMENT = /^[^?]*?(?:\/\.|%2e)/i;
+const PLAIN = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~!$&()*+,;=:@%/') PLAIN[c.charCodeAt(0)] = 1;
+
+// Loops, not regular expressions: entering the regexp engine cost about 450 instructions per
+// test (bench/instructions.mjs --annotate), more than these scans of a usual path and query.
+// The path and the query are scanned as uWS gave them, each a flat string: joined first, the
+// scan read a cons string, which V8 flattens (a copy) before the first character.
+
+/**
+ * True when a URL parser leaves the path (no query) as it is: plain characters only, and no
+ * dot segment (`/.` or `%2e`, which the parser resolves; a `/.` that is not one, as in
+ * `/.well-known`, is refused too: the real Request parses those).
+ */
+function plainPath(path: string): boolean {
+  if (path.charCodeAt(0) !== 0x2f) return false;
+  for (let i = 1; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c > 0x7f || PLAIN[c] === 0) return false;
+    if (c === 0x2e && path.charCodeAt(i - 1) === 0x2f) return false; // `/.`
+    if (c === 0x25 && path.charCodeAt(i + 1) === 0x32 && (path.charCodeAt(i + 2) | 0x20) === 0x65) return false; // `%2e`, `%2E`
+  }
+  return true;
+}
+
+/** True when a URL parser leaves the query (without its `?`) as it is: dots and `%2e` are not resolved there, `?` is kept. */
+function plainQuery(query: string): boolean {
+  for (let i = 0; i < query.length; i++) {
+    const c = query.charCodeAt(i);
+    if ((c > 0x7f || PLAIN[c] === 0) && c !== 0x3f) return false;
+  }
+  return true;
+}
+
+/** True when `<origin><path>?<query>` (`?<query>` left out when empty) is the URL a parser gives back. Exported for its test. */
+export function plainTarget(path: string, query: string): boolean {
+  return plainPath(path) && plainQuery(query);
+}
 
 /** Origins (`http://Example.com:80`) as a URL parser serialises them (`http://example.com`). */
 const origins = new Map<string, string | null>();
@@ -45,10 +78,9 @@ export interface WebUrl {
   normal: boolean;
 }
 
-/** The path the handler sees: `stripPrefix` removed when the path is under it. */
-function handlerPath(req: Request, stripPrefix: string): string {
-  let path = req.url;
-  if (stripPrefix && (path === stripPrefix || path.startsWith(stripPrefix + '/') || path.startsWith(stripPrefix + '?'))) {
+/** The path the handler sees (no query): `stripPrefix` removed when the path is under it. */
+function handlerPath(path: string, stripPrefix: string): string {
+  if (stripPrefix && (path === stripPrefix || path.startsWith(stripPrefix + '/'))) {
     path = path.slice(stripPrefix.length);
     if (!path.startsWith('/')) path = '/' + path;
   }
@@ -57,12 +89,14 @@ function handlerPath(req: Request, stripPrefix: string): string {
 
 /** Builds the web URL of `req` (call while the handler runs). */
 export function webUrl(req: Request, stripPrefix: string, origin: string | undefined): WebUrl {
-  const path = handlerPath(req, stripPrefix);
+  const path = handlerPath(req.path, stripPrefix);
+  const query = req.rawQuery;
+  const target = query === '' ? path : `${path}?${query}`;
   const host = origin === undefined ? hostOrigin(req) : null;
   const base = host === null ? (origin as string) : host.base;
-  if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return { href: base + path, normal: false };
+  if (!plainTarget(path, query)) return { href: base + target, normal: false };
   const normal = host === null ? normalOrigin(base) : host.normal;
-  return normal === null ? { href: base + path, normal: false } : { href: normal + path, normal: true };
+  return normal === null ? { href: base + target, normal: false } : { href: normal + target, normal: true };
 }
 
 /** A protocol and Host header, and the origin they make. */
