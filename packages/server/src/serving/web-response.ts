@@ -27,9 +27,9 @@ const bodyUsed = () => new TypeError('Body is unusable: Body has already been re
 
 type Source = string | Uint8Array<ArrayBuffer> | null;
 
-// Assigned in LightResponse's static block (they read its private members) for sendLightResponse.
-/** Status, headers (its lines while nobody made a Headers of them) and body of a response neither read nor made real, now marked read; else undefined. */
-let takeUnsent: (web: LightResponse) => [status: number, headers: Headers | HeaderLines, source: Source] | undefined;
+// Assigned in LightResponse's static block (it reads the private members) for sendLightResponse.
+/** Writes a response neither read nor made real to `res` (then marked read) and answers true; else false. */
+let sendUnsent: (web: LightResponse, res: Response) => boolean;
 
 export class LightResponse {
   readonly #source: Source;
@@ -124,10 +124,18 @@ export class LightResponse {
   }
 
   static {
-    takeUnsent = (web) => {
-      if (web.#real !== undefined || web.#used) return undefined;
-      web.#used = web.#source !== null;
-      return [web.#status, web.#lines ?? web.#headers!, web.#source];
+    // Fields read in place: no tuple of them per response.
+    sendUnsent = (web, res) => {
+      if (web.#real !== undefined || web.#used) return false;
+      const source = web.#source;
+      web.#used = source !== null;
+      res.status(web.#status);
+      const lines = web.#lines;
+      if (lines !== undefined) for (let i = 0; i < lines.length; i += 2) res.appendHeader(lines[i]!, lines[i + 1]!);
+      else web.#headers!.forEach(appendHeader, res);
+      if (source === null) res.end();
+      else res.end(source);
+      return true;
     };
     forwardTheRest<LightResponse>(LightResponse.prototype, WebResponse.prototype, (self) => self.#materialize());
   }
@@ -240,6 +248,7 @@ export function lightResponses(on = true): void {
   Object.defineProperty(response, 'json', { ...descriptor, value: json });
   Object.defineProperty(globalThis, 'Response', { ...descriptor, value: response });
 }
+/** A Headers' forEach callback (module-level: no closure per response). */
 function appendHeader(this: Response, value: string, name: string): void {
   this.appendHeader(name, value);
 }
@@ -252,13 +261,5 @@ function appendHeader(this: Response, value: string, name: string): void {
 export function sendLightResponse(web: globalThis.Response, res: Response): boolean {
   // Answered already, or the client left: the route's own path decides what to report.
   if (res.headersSent) return false;
-  const parts = web instanceof LightResponse ? takeUnsent(web) : undefined;
-  if (parts === undefined) return false;
-  const [status, headers, source] = parts;
-  res.status(status);
-  if (headers instanceof WebHeaders) headers.forEach(appendHeader, res);
-  else for (let i = 0; i < headers.length; i += 2) res.appendHeader(headers[i]!, headers[i + 1]!);
-  if (source === null) res.end();
-  else res.end(source);
-  return true;
+  return web instanceof LightResponse && sendUnsent(web, res);
 }
