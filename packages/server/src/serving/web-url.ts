@@ -78,13 +78,15 @@ export interface WebUrl {
   normal: boolean;
 }
 
-/** The path the handler sees (no query): `stripPrefix` removed when the path is under it. */
+/**
+ * The path the handler sees (no query): `stripPrefix` removed when the path is under it (the
+ * prefix itself, or the prefix and a `/`), `/` when nothing is left. Compared in place: no
+ * `prefix + '/'` string per request.
+ */
 function handlerPath(path: string, stripPrefix: string): string {
-  if (stripPrefix && (path === stripPrefix || path.startsWith(stripPrefix + '/'))) {
-    path = path.slice(stripPrefix.length);
-    if (!path.startsWith('/')) path = '/' + path;
-  }
-  return path;
+  const n = stripPrefix.length;
+  if (n === 0 || !path.startsWith(stripPrefix) || (path.length > n && path.charCodeAt(n) !== 0x2f)) return path;
+  return path.length === n ? '/' : path.slice(n);
 }
 
 /** Builds the web URL of `req` (call while the handler runs). */

@@ -25,6 +25,7 @@ describe('mount: web-standard fetch handlers', () => {
       return new Response(stream, { status: 201, headers });
     });
     app.mount('/stripped', (request) => new Response(new URL(request.url).pathname), { stripPrefix: true });
+    app.mount('/kept', (request) => new Response(request.url), { stripPrefix: true });
     const srv = await start(app);
     try {
       const r = await fetch(srv.url + '/svelte/page?x=1', { method: 'POST', body: 'payload', headers: { 'user-agent': 'ua-test' } });
@@ -41,6 +42,10 @@ describe('mount: web-standard fetch handlers', () => {
       assert.equal(await (await fetch(srv.url + '/svelte')).text(), 'hello world');
       assert.equal(await (await fetch(srv.url + '/stripped/a/b')).text(), '/a/b');
       assert.equal(await (await fetch(srv.url + '/stripped')).text(), '/');
+      // The query stays; the prefix with a trailing slash leaves `/`.
+      assert.equal(await (await fetch(srv.url + '/kept/a?x=1')).text(), `${srv.url}/a?x=1`);
+      assert.equal(await (await fetch(srv.url + '/kept?x=1')).text(), `${srv.url}/?x=1`);
+      assert.equal(await (await fetch(srv.url + '/kept/')).text(), `${srv.url}/`);
     } finally {
       await srv.close();
     }
