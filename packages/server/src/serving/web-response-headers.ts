@@ -39,9 +39,10 @@ export type HeaderLines = readonly string[];
  */
 export function headerLines(record: object, defaultType: string | undefined): HeaderLines | undefined {
   // undici reads every own key, non-enumerable ones included; a symbol key throws there, so a
-  // record with one is left to undici. Two calls, not Reflect.ownKeys(): that one walks the
-  // object's keys in the runtime every time (about 1,800 instructions for two headers), where
-  // both of these answer from the key cache V8 keeps with an object's shape.
+  // record with one is left to undici. Two calls, not Reflect.ownKeys(), which collects the
+  // keys in the runtime every time: about 1,800 instructions per request for a two-header
+  // record with what it called (bench/instructions.mjs --annotate --inclusive); timed
+  // in-process on that record, 333 ns against about 90 ns for these two together.
   const keys = Object.getOwnPropertyNames(record);
   if (Object.getOwnPropertySymbols(record).length > 0) return undefined;
   const lines: string[] = [];
