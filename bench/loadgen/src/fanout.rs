@@ -228,6 +228,9 @@ fn parse_tachyon_delivery(cfg: &FanoutConfig, m: &[u8]) -> Result<Rx, String> {
 fn parse_delivery(cfg: &FanoutConfig, ev: &Event<'_>, pong: &mut Option<Vec<u8>>) -> Result<Rx, String> {
     // Fast path: a delivery of exactly the expected shape (compared byte for byte).
     if let (Some((prefix, suffix)), Event::Text(m)) = (&cfg.fast, ev) {
+        if let Some(p) = proto::exact_enveloped_payload(m, prefix, suffix) {
+            return Ok(Rx::Msg(p));
+        }
         if let Some(data) = proto::enveloped(m, prefix, suffix) {
             return proto::parse_json_payload(data).map(Rx::Msg).ok_or_else(|| "event data is not a payload object".into());
         }
