@@ -108,15 +108,22 @@ pub fn parse_json_payload(v: &[u8]) -> Option<Payload> {
 /// `{"s":S,"n":N,"t":T,"p":"x…"}` exactly as [`write_json_payload`] writes it, or None for
 /// anything else (which the generic walk then reads, or refuses).
 fn parse_exact_json_payload(v: &[u8]) -> Option<Payload> {
+    match exact_json_payload_head(v)? {
+        (p, []) => Some(p),
+        _ => None,
+    }
+}
+
+/// The payload object of [`write_json_payload`]'s shape at the start of `v`, and the bytes after it.
+fn exact_json_payload_head(v: &[u8]) -> Option<(Payload, &[u8])> {
     let rest = v.strip_prefix(b"{\"s\":")?;
     let (s, rest) = leading_u64(rest)?;
     let (n, rest) = leading_u64(rest.strip_prefix(b",\"n\":")?)?;
     let (t, rest) = leading_u64(rest.strip_prefix(b",\"t\":")?)?;
-    let pad = rest.strip_prefix(b",\"p\":\"")?.strip_suffix(b"\"}")?;
-    if !pad.iter().all(|&c| c == b'x') {
-        return None;
-    }
-    Some(Payload { s: u32::try_from(s).ok()?, n, t })
+    let pad = rest.strip_prefix(b",\"p\":\"")?;
+    let xs = pad.iter().position(|&c| c != b'x').unwrap_or(pad.len());
+    let rest = pad[xs..].strip_prefix(b"\"}")?;
+    Some((Payload { s: u32::try_from(s).ok()?, n, t }, rest))
 }
 
 /// The decimal number at the start of `b` (no sign, no leading zero) and the bytes after it.
@@ -295,7 +302,17 @@ pub fn enveloped<'a>(m: &'a [u8], prefix: &[u8], suffix: &[u8]) -> Option<&'a [u
 /// [`parse_json_payload`] read it). Reading that shape needs no separate check that the inner
 /// part is one complete JSON value: the exact parse is that check.
 pub fn exact_enveloped_payload(m: &[u8], prefix: &[u8], suffix: &[u8]) -> Option<Payload> {
-    parse_exact_json_payload(m.strip_prefix(prefix)?.strip_suffix(suffix)?)
+    match exact_enveloped_head(m, prefix, suffix)? {
+        (p, []) => Some(p),
+        _ => None,
+    }
+}
+
+/// [`exact_enveloped_payload`] for a delivery at the start of `m` (an item of a batch frame):
+/// its payload and the bytes after it.
+pub fn exact_enveloped_head<'a>(m: &'a [u8], prefix: &[u8], suffix: &[u8]) -> Option<(Payload, &'a [u8])> {
+    let (p, rest) = exact_json_payload_head(m.strip_prefix(prefix)?)?;
+    Some((p, rest.strip_prefix(suffix)?))
 }
 
 /// A frame from a Tachyon server.
