@@ -153,11 +153,8 @@ pub fn wpm_prefix(p: Protocol, room: &str) -> Vec<u8> {
 }
 
 fn digits_at(m: &[u8], i: usize) -> Option<(u64, usize)> {
-    let n = m[i.min(m.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if n == 0 || n > 15 {
-        return None;
-    }
-    Some((std::str::from_utf8(&m[i..i + n]).ok()?.parse().ok()?, i + n))
+    let (n, rest) = json::leading_u64(m.get(i..)?)?;
+    Some((n, m.len() - rest.len()))
 }
 
 /// Fast path for the most frequent frame: `(playerId, typingIndex)` of a progress update

@@ -227,6 +227,19 @@ pub fn get<'a>(b: &'a [u8], key: &str) -> R<Option<&'a [u8]>> {
     Ok(found)
 }
 
+/// The decimal number at the start of `b` (no sign, no leading zero) and the bytes after it.
+pub fn leading_u64(b: &[u8]) -> Option<(u64, &[u8])> {
+    let len = b.iter().position(|c| !c.is_ascii_digit()).unwrap_or(b.len());
+    if len == 0 || (len > 1 && b[0] == b'0') {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in &b[..len] {
+        n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some((n, &b[len..]))
+}
+
 /// The items of the array `b` (each a value slice).
 pub fn array_items(b: &[u8]) -> R<Vec<&[u8]>> {
     let i = skip_ws(b, 0);

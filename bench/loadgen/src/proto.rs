@@ -108,35 +108,19 @@ pub fn parse_json_payload(v: &[u8]) -> Option<Payload> {
 /// `{"s":S,"n":N,"t":T,"p":"x…"}` exactly as [`write_json_payload`] writes it, or None for
 /// anything else (which the generic walk then reads, or refuses).
 fn parse_exact_json_payload(v: &[u8]) -> Option<Payload> {
-    match exact_json_payload_head(v)? {
-        (p, []) => Some(p),
-        _ => None,
-    }
+    exact_enveloped_payload(v, b"", b"")
 }
 
 /// The payload object of [`write_json_payload`]'s shape at the start of `v`, and the bytes after it.
 fn exact_json_payload_head(v: &[u8]) -> Option<(Payload, &[u8])> {
     let rest = v.strip_prefix(b"{\"s\":")?;
-    let (s, rest) = leading_u64(rest)?;
-    let (n, rest) = leading_u64(rest.strip_prefix(b",\"n\":")?)?;
-    let (t, rest) = leading_u64(rest.strip_prefix(b",\"t\":")?)?;
+    let (s, rest) = json::leading_u64(rest)?;
+    let (n, rest) = json::leading_u64(rest.strip_prefix(b",\"n\":")?)?;
+    let (t, rest) = json::leading_u64(rest.strip_prefix(b",\"t\":")?)?;
     let pad = rest.strip_prefix(b",\"p\":\"")?;
     let xs = pad.iter().position(|&c| c != b'x').unwrap_or(pad.len());
     let rest = pad[xs..].strip_prefix(b"\"}")?;
     Some((Payload { s: u32::try_from(s).ok()?, n, t }, rest))
-}
-
-/// The decimal number at the start of `b` (no sign, no leading zero) and the bytes after it.
-fn leading_u64(b: &[u8]) -> Option<(u64, &[u8])> {
-    let len = b.iter().position(|c| !c.is_ascii_digit()).unwrap_or(b.len());
-    if len == 0 || (len > 1 && b[0] == b'0') {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for &c in &b[..len] {
-        n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
-    }
-    Some((n, &b[len..]))
 }
 
 /// Byte `i` of the padding of binary payloads (a pattern with a period of 256 bytes).
