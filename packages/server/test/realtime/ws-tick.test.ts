@@ -31,6 +31,13 @@ function tickApp(tick: number): App {
           app.publish('t', 'e', 'alone');
         },
       },
+      // Two topics first held 150 ms apart.
+      apart: {
+        handler() {
+          app.publish('t', 'e', 'first');
+          setTimeout(() => app.publish('u', 'e', 'second'), 150);
+        },
+      },
     },
   });
   return app;
@@ -72,6 +79,42 @@ describe('coalescePublishes: { tick }', () => {
       assert.ok(held < TICK + 1000, `held ${held.toFixed(0)} ms, tick ${TICK} ms`);
     }
     a.ws.close();
+    sender.ws.close();
+  });
+
+  test("each topic leaves a tick after its own first publish, not at another topic's", async () => {
+    const a = await subscribedWs(url, 't', 'u');
+    const sender = await subscribedWs(url);
+    const sent = performance.now();
+    sender.ws.send('{"type":"event","event":"apart"}');
+    assert.deepEqual(await a.next((m) => m.topic === 't', TICK + 3000), ev('t', 'first'));
+    const t = performance.now() - sent;
+    assert.deepEqual(await a.next((m) => m.topic === 'u', TICK + 3000), ev('u', 'second'));
+    const u = performance.now() - sent;
+    // One shared tick would send both at t (u held 150 ms only); its own sends u about 150 ms later.
+    assert.ok(u - t >= 100, `t after ${t.toFixed(0)} ms, u after ${u.toFixed(0)} ms`);
+    assert.ok(u >= 150 + TICK - 30, `u after ${u.toFixed(0)} ms: held less than a tick`);
+    a.ws.close();
+    sender.ws.close();
+  });
+
+  test('a topic sent early (a subscribe) and held again keeps its own deadline; the others keep theirs', async () => {
+    const a = await subscribedWs(url, 't', 'u');
+    const sender = await subscribedWs(url);
+    const sent = performance.now();
+    sender.ws.send('{"type":"event","event":"apart"}');
+    // A subscribe to t sends its batch at once (nothing reordered), then t is held afresh.
+    await sleep(50);
+    const late = await subscribedWs(url, 't');
+    assert.deepEqual(await a.next((m) => m.topic === 't', 1000), ev('t', 'first'));
+    assert.ok(performance.now() - sent < TICK - 50, 'sent early by the subscribe');
+    sender.ws.send('{"type":"event","event":"one"}');
+    const again = performance.now();
+    assert.deepEqual(await late.next((m) => m.topic === 't', TICK + 3000), ev('t', 'alone'));
+    assert.ok(performance.now() - again >= TICK - 30, 'held a whole tick again');
+    assert.deepEqual(await a.next((m) => m.topic === 'u', TICK + 3000), ev('u', 'second'));
+    a.ws.close();
+    late.ws.close();
     sender.ws.close();
   });
 });
