@@ -158,6 +158,8 @@ export function generateAsyncApi(source: RouteSource, options: AsyncApiOptions):
       });
       // A binary event (docs/protocol.md, "Binary events"): also sent as a binary frame whose first byte is this code.
       if (event.binary !== undefined) (messages[key] as Record<string, unknown>)['x-tachyon-binary-code'] = event.binary;
+      // Its binary frames are answered by a binary frame [code, ...encode(reply)] (`binary: { code, encode }`).
+      if (event.binaryReply === true) (messages[key] as Record<string, unknown>)['x-tachyon-binary-reply'] = true;
       // An event's reply schema (`reply` on the server's WsEvent) types its answer.
       const replyData = event.reply === undefined ? ANY : schemas.convert(event.reply, 'output', `${where} reply`);
       const replied = message(

@@ -162,3 +162,25 @@ test('served by a real server, once; bad options throw', async () => {
   ];
   for (const [options, message] of bad) assert.throws(() => asyncapi(app, options as never), message, JSON.stringify(options));
 });
+
+test('an event whose binary frames are answered in bytes is marked (x-tachyon-binary-reply); routes() says so', async () => {
+  const app = new App({ logger: silentLogger });
+  app.ws('/game', {
+    events: {
+      keys: { binary: { code: 1, encode: (n: number) => Uint8Array.of(n) }, reply: z.number(), handler: () => 1 },
+      cursor: { binary: 2, handler() {} },
+    },
+  });
+  const doc: Doc = generateAsyncApi(app, { info });
+  await assertValidAsyncApi(doc);
+  const messages = doc.channels.game.messages;
+  assert.equal(messages.event_keys['x-tachyon-binary-code'], 1);
+  assert.equal(messages.event_keys['x-tachyon-binary-reply'], true);
+  assert.equal(messages.event_cursor['x-tachyon-binary-code'], 2);
+  assert.equal('x-tachyon-binary-reply' in messages.event_cursor, false);
+  const ws = app.routes().find((r) => r.kind === 'ws');
+  assert.deepEqual(ws?.kind === 'ws' && ws.events.map((e) => [e.name, e.binary, e.binaryReply]), [
+    ['keys', 1, true],
+    ['cursor', 2, undefined],
+  ]);
+});

@@ -225,3 +225,43 @@ app.ws('/game-bad3', {
 });
 const binaryEvent: BinaryEvent = { code: 4, decode: (bytes) => bytes.byteLength };
 void binaryEvent;
+
+// `encode` answers a binary frame in bytes: it takes what the handler returns (the reply schema's type).
+app.ws('/game-acks', {
+  events: {
+    'pvp:keystrokes': {
+      binary: {
+        code: 1,
+        encode(accepted) {
+          expectType<Equal<typeof accepted, { ok: true; typingIndex: number }>>(true);
+          return Uint8Array.of(accepted.typingIndex & 0xff);
+        },
+      },
+      schema: z.string(),
+      reply: z.object({ ok: z.literal(true), typingIndex: z.number() }),
+      handler: (ws, keys) => ({ ok: true as const, typingIndex: keys.length }),
+    },
+  },
+});
+app.ws('/game-acks-bad', {
+  events: {
+    a: {
+      // @ts-expect-error: encode returns the bytes (a Uint8Array), not a string
+      binary: { code: 1, encode: (n: number) => String(n) },
+      reply: z.number(),
+      handler: () => 1,
+    },
+  },
+});
+app.ws('/game-acks-bad2', {
+  events: {
+    a: {
+      // @ts-expect-error: encode takes what the handler returns (a number here), not a string
+      binary: { code: 1, encode: (s: string) => new TextEncoder().encode(s) },
+      reply: z.number(),
+      handler: () => 1,
+    },
+  },
+});
+const encoding: BinaryEvent<number> = { code: 5, encode: (n) => Uint8Array.of(n) };
+void encoding;

@@ -26,6 +26,7 @@ export function wsInfo(r: WsRouteSpec): WsRouteInfo {
           ...(def.schema !== undefined && { schema: def.schema as Schema }),
           ...(def.reply !== undefined && { reply: def.reply as Schema }),
           ...(def.binary !== undefined && { binary: typeof def.binary === 'number' ? def.binary : def.binary.code }),
+          ...(typeof def.binary === 'object' && def.binary.encode !== undefined && { binaryReply: true as const }),
         }),
       ),
     ),

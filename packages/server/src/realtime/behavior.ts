@@ -24,10 +24,11 @@ export interface WsEvent<Data, S, R = undefined, Topics = {}> {
   /**
    * Also accept the event as a binary frame whose first byte is this code (1 to 255, unique on
    * the route), the rest its payload: `binary: 1` (the payload is UTF-8 text) or
-   * `binary: { code: 1, decode(bytes) }`. Such a frame runs like an event frame without `ref`:
-   * no reply, failures as error frames without `ref` (docs/protocol.md, "Binary events").
+   * `binary: { code: 1, decode(bytes), encode(reply) }`. Such a frame runs like an event frame
+   * without `ref`: failures as error frames without `ref`, and no reply unless `encode` turns
+   * the handler's value into the bytes of a binary answer (docs/protocol.md, "Binary events").
    */
-  binary?: number | BinaryEvent;
+  binary?: number | BinaryEvent<R extends Schema ? Infer<R> : unknown>;
   /** Its return value (or resolved promise) is the reply to a request that carried a `ref`. */
   handler(
     ws: Socket<Data, Topics>,

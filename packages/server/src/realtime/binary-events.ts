@@ -2,17 +2,23 @@
 // `app.ws(path, { events })` is also accepted as a binary frame `[code, ...payload]`, a byte
 // instead of the `{"type":"event","event":"…","data":` prefix and no JSON to parse: the hot
 // events of a game (keystrokes, inputs). Such a frame runs its event exactly as an event frame
-// without `ref` would (rate limit, aroundEvent hooks, schema, handler): no reply, failures as
-// error frames without `ref`. The codes are checked when the route is declared; a route
-// without binary events has no table, and its binary frames pay one null check (route.ts).
+// without `ref` would (rate limit, aroundEvent hooks, schema, handler), failures as error
+// frames without `ref`; an event that declares `encode` answers it with a binary frame
+// `[code, ...encode(reply)]` (the game's acknowledgement, in bytes: control.ts sends it). The
+// codes are checked when the route is declared; a route without binary events has no table,
+// and its binary frames pay one null check (route.ts).
 import type { Logger } from '../core/logger.ts';
 import { checkKnownKeys } from '../core/options-check.ts';
 import { warnBadInput } from '../core/throttled-log.ts';
 import { errorFrame } from './protocol.ts';
 import type { Socket } from './socket.ts';
 
-/** `binary` of an event in its object form: its code and how its payload becomes the event's data. */
-export interface BinaryEvent {
+/**
+ * `binary` of an event in its object form: its code, how its payload becomes the event's data,
+ * and (optionally) how the handler's return value goes back as bytes. `Reply`: what the handler
+ * returns (the event's `reply` schema's type).
+ */
+export interface BinaryEvent<Reply = unknown> {
   /** The frame's first byte: an integer from 1 to 255, unique on its route. */
   code: number;
   /**
@@ -22,11 +28,19 @@ export interface BinaryEvent {
    * UTF-8 answers BAD_FRAME).
    */
   decode?(bytes: Uint8Array): unknown;
+  /**
+   * Answers each binary frame of this event with a binary frame: the code, then the bytes this
+   * returns for the handler's value (or resolved promise). Without it a binary frame has no
+   * reply. Synchronous; a throw is the event's HANDLER_ERROR (an error frame without `ref`).
+   * JSON event frames are answered as always (a JSON reply when they carry a `ref`).
+   */
+  encode?(reply: Reply): Uint8Array;
 }
 
 interface DeclaredBinary {
   readonly name: string;
   readonly decode: (bytes: Uint8Array) => unknown;
+  readonly encode: ((reply: unknown) => Uint8Array) | null;
 }
 
 /** A route's binary events by code (index 0 is never used). */
@@ -53,19 +67,40 @@ export function checkBinaryEvents(path: string, events: Record<string, unknown>,
     const where = `event ${name}: binary`;
     let code: unknown = binary;
     let decode: unknown;
+    let encode: unknown;
     if (typeof binary === 'object' && binary !== null) {
-      checkKnownKeys(`ws ${path}: ${where}`, binary, ['code', 'decode']);
-      ({ code, decode } = binary as { code?: unknown; decode?: unknown });
+      checkKnownKeys(`ws ${path}: ${where}`, binary, ['code', 'decode', 'encode']);
+      ({ code, decode, encode } = binary as { code?: unknown; decode?: unknown; encode?: unknown });
       if (decode !== undefined && typeof decode !== 'function') fail(`${where}.decode must be a function (bytes: Uint8Array) => data`);
-    } else if (typeof binary !== 'number') fail(`${where} must be a code (an integer from 1 to 255) or { code, decode }`);
+      if (encode !== undefined && typeof encode !== 'function') fail(`${where}.encode must be a function (reply) => Uint8Array`);
+    } else if (typeof binary !== 'number') fail(`${where} must be a code (an integer from 1 to 255) or { code, decode, encode }`);
     if (typeof code !== 'number' || !Number.isInteger(code) || code < 1 || code > 255)
       fail(`${where} code must be an integer from 1 to 255, got ${String(code)}`);
     table ??= new Array(256).fill(undefined);
     const taken = table[code as number];
     if (taken !== undefined) fail(`${where} code ${String(code)} is already the code of event ${taken.name}`);
-    table[code as number] = { name, decode: (decode as DeclaredBinary['decode'] | undefined) ?? decodeText };
+    table[code as number] = {
+      name,
+      decode: (decode as DeclaredBinary['decode'] | undefined) ?? decodeText,
+      encode: (encode as DeclaredBinary['encode'] | undefined) ?? null,
+    };
   }
   return table;
+}
+
+/** The code and encoder of each event that answers its binary frames in binary, by event name. */
+export function binaryReplies(table: BinaryTable): Map<string, BinaryReply> {
+  const out = new Map<string, BinaryReply>();
+  table.forEach((ev, code) => {
+    if (ev?.encode) out.set(ev.name, { code, encode: ev.encode });
+  });
+  return out;
+}
+
+/** How an event answers a binary frame: `[code, ...encode(reply)]`. */
+export interface BinaryReply {
+  readonly code: number;
+  readonly encode: (reply: unknown) => Uint8Array;
 }
 
 /** The name of the event a binary frame is for, or undefined (the rate limiter's refusal: route.ts). */

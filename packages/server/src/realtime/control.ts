@@ -26,11 +26,13 @@ import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 import { warnBadInput } from '../core/throttled-log.ts';
-import type { RunEvent } from './binary-events.ts';
+import { binaryReplies, type BinaryReply, type RunEvent } from './binary-events.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
   handler: (ws: Socket<any>, data: unknown) => unknown;
+  /** How this event answers its binary frames (binary-events.ts), or null: it does not. */
+  binary: BinaryReply | null;
 }
 
 /** Handles one control frame (its bytes are valid only during the call). */
@@ -47,6 +49,16 @@ function answer(s: Socket<any>, text: string, async: boolean): void {
   if (s.closed) return;
   if (async) s.cork(() => s.sendRaw(text, false));
   else s.sendRaw(text, false);
+}
+
+/** A binary event's answer, `[code, ...bytes]`; corked as `answer` is. */
+function answerBinary(s: Socket<any>, code: number, bytes: Uint8Array, async: boolean): void {
+  if (s.closed) return;
+  const frame = new Uint8Array(bytes.length + 1);
+  frame[0] = code;
+  frame.set(bytes, 1);
+  if (async) s.cork(() => s.sendRaw(frame, true));
+  else s.sendRaw(frame, true);
 }
 
 // Built once: the answers to frames nothing on the route reads.
@@ -78,10 +90,12 @@ export function compileControl(
   shared: { keys: SharedKeys; scope: string } | null = null,
 ): { control: ControlHandler; event: RunEvent } {
   const events = new Map<string, CompiledEvent>();
+  const encoders = limits.binary === null ? null : binaryReplies(limits.binary);
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, {
       validate: def.schema ? compileValidator('body', def.schema) : null,
       handler: def.handler as CompiledEvent['handler'],
+      binary: encoders?.get(name) ?? null,
     });
   }
 
@@ -144,8 +158,17 @@ export function compileControl(
     return { code, error: err };
   };
 
-  const reply = (s: Socket<any>, ref: number | undefined, value: unknown, async: boolean, to: Answer): EventOutcome => {
-    if (ref === undefined) return EVENT_OK;
+  /** `binary`: the event came as a binary frame (no `ref`), answered in bytes when the event encodes its replies. */
+  const reply = (
+    s: Socket<any>,
+    ev: CompiledEvent,
+    ref: number | undefined,
+    value: unknown,
+    async: boolean,
+    to: Answer,
+    binary: boolean,
+  ): EventOutcome => {
+    if (ref === undefined) return binary && ev.binary !== null ? replyBinary(s, ev.binary, value, async, to) : EVENT_OK;
     let json: string | undefined;
     try {
       json = encodeData(value);
@@ -156,24 +179,44 @@ export function compileControl(
     return EVENT_OK;
   };
 
+  const replyBinary = (s: Socket<any>, how: BinaryReply, value: unknown, async: boolean, to: Answer): EventOutcome => {
+    let bytes: Uint8Array;
+    try {
+      bytes = how.encode(value);
+      if (!(bytes instanceof Uint8Array)) throw new TypeError(`binary encode must return a Uint8Array, got ${typeof bytes}`);
+    } catch (err) {
+      return eventError(s, undefined, err, async, to);
+    }
+    answerBinary(s, how.code, bytes, async);
+    return EVENT_OK;
+  };
+
   /** Validation, the handler, the reply: after the onEvent hooks passed (`async`: they were async). */
-  const handle = (s: Socket<any>, ev: CompiledEvent, data: unknown, ref: number | undefined, async: boolean, to: Answer) => {
+  const handle = (
+    s: Socket<any>,
+    ev: CompiledEvent,
+    data: unknown,
+    ref: number | undefined,
+    async: boolean,
+    to: Answer,
+    binary: boolean,
+  ) => {
     try {
       const checked = ev.validate ? ev.validate(data) : data;
       if (checked instanceof Promise)
         return checked
           .then((v) => ev.handler(s, v))
           .then(
-            (v) => reply(s, ref, v, true, to),
+            (v) => reply(s, ev, ref, v, true, to, binary),
             (err) => eventError(s, ref, err, true, to),
           );
       const out = ev.handler(s, checked);
       if (out instanceof Promise)
         return out.then(
-          (v) => reply(s, ref, v, true, to),
+          (v) => reply(s, ev, ref, v, true, to, binary),
           (err) => eventError(s, ref, err, true, to),
         );
-      return reply(s, ref, out, async, to);
+      return reply(s, ev, ref, out, async, to, binary);
     } catch (err) {
       return eventError(s, ref, err, async, to);
     }
@@ -185,7 +228,8 @@ export function compileControl(
     name: unknown,
     data: unknown,
     ref: number | undefined,
-    to: Answer = answer,
+    to: Answer,
+    binary: boolean,
   ): EventOutcome | Promise<EventOutcome> => {
     const ev = typeof name === 'string' ? events.get(name) : undefined;
     if (ev === undefined) {
@@ -200,17 +244,17 @@ export function compileControl(
     } catch (err) {
       return eventError(s, ref, err, false, to, true);
     }
-    if (gate === undefined) return handle(s, ev, data, ref, false, to);
+    if (gate === undefined) return handle(s, ev, data, ref, false, to, binary);
     return gate.then(
-      () => handle(s, ev, data, ref, true, to),
+      () => handle(s, ev, data, ref, true, to, binary),
       (err) => eventError(s, ref, err, true, to, true),
     );
   };
   const once = new OnceWindow(limits.idempotency, answer, log, shared);
   /** An event (a frame's, or a binary event's): through the aroundEvent hooks when there are any (event-outcome.ts). */
-  const dispatchEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, to: Answer): void => {
-    if (aroundEvent.length === 0 || typeof name !== 'string') return void runEvent(s, name, data, ref, to);
-    runAroundEvent(aroundEvent, s, name, () => runEvent(s, name, data, ref, to), log);
+  const dispatchEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, to: Answer, binary: boolean): void => {
+    if (aroundEvent.length === 0 || typeof name !== 'string') return void runEvent(s, name, data, ref, to, binary);
+    runAroundEvent(aroundEvent, s, name, () => runEvent(s, name, data, ref, to, binary), log);
   };
 
   const control: ControlHandler = (s, bytes) => {
@@ -245,8 +289,8 @@ export function compileControl(
         return;
       }
       case 'event':
-        if (frame.key === undefined) return dispatchEvent(s, frame.event, frame.data, ref, answer);
-        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame.event, frame.data, ref, to));
+        if (frame.key === undefined) return dispatchEvent(s, frame.event, frame.data, ref, answer, false);
+        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame.event, frame.data, ref, to, false));
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':
@@ -260,7 +304,7 @@ export function compileControl(
         return answer(s, errorFrame(ref, 'BAD_FRAME', `Unknown frame type ${JSON.stringify(String(frame.type))}`), false);
     }
   };
-  // A binary event runs as an event frame without `ref` would (binary-events.ts).
-  const event: RunEvent = (s, name, data) => dispatchEvent(s, name, data, undefined, answer);
+  // A binary event runs as an event frame without `ref` would (binary-events.ts), answered in bytes when it encodes.
+  const event: RunEvent = (s, name, data) => dispatchEvent(s, name, data, undefined, answer, true);
   return { control, event };
 }

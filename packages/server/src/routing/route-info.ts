@@ -56,8 +56,18 @@ export interface HttpRouteInfo {
 export interface WsRouteInfo {
   readonly kind: 'ws';
   readonly path: string;
-  /** Its events: the data schema (`schema`) and the reply schema (`reply`) each declares, and its binary frame's code (`binary`) when it has one. */
-  readonly events: readonly { readonly name: string; readonly schema?: Schema; readonly reply?: Schema; readonly binary?: number }[];
+  /**
+   * Its events: the data schema (`schema`) and the reply schema (`reply`) each declares, its
+   * binary frame's code (`binary`) when it has one, and `binaryReply: true` when its binary
+   * frames are answered in bytes (`binary: { code, encode }`).
+   */
+  readonly events: readonly {
+    readonly name: string;
+    readonly schema?: Schema;
+    readonly reply?: Schema;
+    readonly binary?: number;
+    readonly binaryReply?: true;
+  }[];
 }
 
 /** A web-standard fetch handler mounted under `prefix` (`app.mount`): every method, every path below. */

@@ -232,10 +232,11 @@ test('binary events: codes are checked when the route is declared', () => {
     [{ a: { binary: 0, handler } }, /ws \/x: event a: binary code must be an integer from 1 to 255, got 0/],
     [{ a: { binary: 256, handler } }, /from 1 to 255, got 256/],
     [{ a: { binary: 1.5, handler } }, /from 1 to 255, got 1.5/],
-    [{ a: { binary: '1', handler } }, /event a: binary must be a code \(an integer from 1 to 255\) or \{ code, decode \}/],
+    [{ a: { binary: '1', handler } }, /event a: binary must be a code \(an integer from 1 to 255\) or \{ code, decode, encode \}/],
     [{ a: { binary: null, handler } }, /event a: binary must be a code/],
     [{ a: { binary: {}, handler } }, /binary code must be an integer from 1 to 255, got undefined/],
     [{ a: { binary: { code: 1, decode: 'utf8' }, handler } }, /event a: binary.decode must be a function/],
+    [{ a: { binary: { code: 1, encode: 'u32' }, handler } }, /event a: binary.encode must be a function \(reply\) => Uint8Array/],
     [
       { a: { binary: { code: 1, decoder() {} }, handler } },
       /ws \/x: event a: binary: unknown option "decoder" \(did you mean "decode"\?\)/,
@@ -263,4 +264,108 @@ test('binary events: codes are checked when the route is declared', () => {
       [['a', 1]],
     ],
   );
+});
+
+describe('binary events with encode: answered in bytes', () => {
+  let srv: Running;
+  let url: string;
+  const logger = recordingLogger();
+  before(async () => {
+    const app = new App({ logger: logger.logger });
+    app.ws('/live', {
+      events: {
+        // The typing race's acknowledgement: the code, then a u32 little-endian.
+        keys: {
+          binary: {
+            code: 1,
+            encode: (n: number) => new Uint8Array(new Uint32Array([n]).buffer),
+          },
+          schema: z.string().max(10),
+          reply: z.number(),
+          handler: (ws, text) => text.length,
+        },
+        slow: {
+          binary: { code: 2, encode: (s: string) => utf8.encode(s) },
+          reply: z.string(),
+          handler: async (ws, text) => {
+            await sleep(20);
+            return `later ${String(text)}`;
+          },
+        },
+        badEncode: {
+          binary: {
+            code: 3,
+            encode: () => {
+              throw new Error('cannot encode');
+            },
+          },
+          handler: () => 1,
+        },
+        notBytes: { binary: { code: 4, encode: () => 'not bytes' as never }, handler: () => 1 },
+        refused: {
+          binary: { code: 5, encode: () => Uint8Array.of(1) },
+          handler: () => {
+            throw new Error('no');
+          },
+        },
+      },
+    });
+    srv = await start(app);
+    url = srv.url.replace('http', 'ws') + '/live';
+  });
+  after(() => srv.close());
+
+  const bytes = (m: unknown) => (m instanceof ArrayBuffer ? [...new Uint8Array(m)] : m);
+
+  test("a binary frame gets [code, ...encode(the handler's value)], in the order they came", async () => {
+    const c = await openWs(url);
+    c.ws.send(frame(1, 'abc'));
+    c.ws.send(frame(1, 'abcdefghij'));
+    assert.deepEqual(bytes(await c.next()), [1, 3, 0, 0, 0]);
+    assert.deepEqual(bytes(await c.next()), [1, 10, 0, 0, 0]);
+    c.ws.close();
+  });
+
+  test('an async handler is answered when it settles (corked, outside the uWS callback)', async () => {
+    const c = await openWs(url);
+    c.ws.send(frame(2, 'x'));
+    assert.deepEqual(bytes(await c.next()), [2, ...utf8.encode('later x')]);
+    c.ws.close();
+  });
+
+  test('JSON event frames of the same event are answered as always: a JSON reply with ref, nothing without', async () => {
+    const c = await openWs(url);
+    c.ws.send('{"type":"event","event":"keys","data":"json"}');
+    c.ws.send('{"type":"event","event":"keys","data":"json!","ref":7}');
+    assert.deepEqual(await c.next(), { type: 'reply', ref: 7, data: 5 });
+    c.ws.send('{"type":"ping","ref":8}');
+    assert.deepEqual(await c.next(), { type: 'pong', ref: 8 });
+    assert.deepEqual(c.messages, []);
+    c.ws.close();
+  });
+
+  test('failures: the error frame without ref, no bytes; an encode that throws or returns no Uint8Array is logged', async () => {
+    const c = await openWs(url);
+    c.ws.send(frame(1, 'far too long for the schema'));
+    assert.equal((await c.next()).code, 'VALIDATION');
+    c.ws.send(frame(5));
+    assert.deepEqual(await c.next(), { type: 'error', code: 'HANDLER_ERROR', message: 'Internal error' });
+    for (const code of [3, 4]) {
+      c.ws.send(frame(code));
+      assert.deepEqual(await c.next(), { type: 'error', code: 'HANDLER_ERROR', message: 'Internal error' });
+    }
+    const failed = logger.entries
+      .filter((l) => l.msg === 'websocket event handler failed')
+      .map((l) => String((l.obj as { err?: Error }).err?.message));
+    assert.ok(failed.includes('cannot encode'), JSON.stringify(failed));
+    assert.ok(
+      failed.some((m) => /binary encode must return a Uint8Array, got string/.test(m)),
+      JSON.stringify(failed),
+    );
+    // The socket lives on.
+    c.ws.send(frame(1, 'ok'));
+    assert.deepEqual(bytes(await c.next()), [1, 2, 0, 0, 0]);
+    assert.equal(c.messages.filter((m) => m instanceof ArrayBuffer).length, 0);
+    c.ws.close();
+  });
 });
