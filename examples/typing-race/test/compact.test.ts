@@ -1,6 +1,8 @@
 // The compact protocol (README, "Compact protocol"): room events held for a publish tick and
-// sent as one frame per room, keystrokes as binary frames (code 1, then UTF-8) without a reply.
-// Real server, real @tachyon/client players, and a raw WebSocket that sees the frames as sent.
+// sent as one frame per room, keystrokes as binary frames (code 1, then UTF-8), each answered
+// at once by a binary acknowledgement [1, typingIndex u32 LE] when the tick is on (and by
+// nothing without it). Real server, real @tachyon/client players, and a raw WebSocket that
+// sees the frames as sent.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ClientError } from '@tachyon/client';
@@ -18,6 +20,18 @@ const keystrokes = (text: string | Uint8Array): Uint8Array => {
   frame.set(bytes, 1);
   return frame;
 };
+/** The typing indexes of the binary acknowledgements a player received, in order. */
+function acks(p: TestPlayer): number[] {
+  const got: number[] = [];
+  p.live.onMessage((data) => {
+    if (typeof data === 'string') return;
+    const b = new Uint8Array(data);
+    assert.equal(b.length, 5, `an acknowledgement is 5 bytes: ${[...b]}`);
+    assert.equal(b[0], KEYSTROKES_CODE);
+    got.push(new DataView(data).getUint32(1, true));
+  });
+  return got;
+}
 const last = (p: TestPlayer, event: string) => p.events.filter((e) => e.event === event).at(-1)?.data;
 const phaseOf = (p: TestPlayer) => last(p, 'pvp:lobby-update')?.phase ?? p.state.phase;
 
@@ -58,13 +72,20 @@ describe('typing race, compact protocol', () => {
   test('binary keystrokes count like the JSON event, and a tick sends them as one frame per room', async () => {
     const errors: ClientError[] = [];
     const ada = track(await player(server.port, 'Ada', (e) => errors.push(e as ClientError)));
+    const adaAcks = acks(ada);
     const bob = track(await player(server.port, 'Bob'));
     const raw = track(await watcher(server.port, ada.roomCode));
     await eventually(() => phaseOf(ada) === 'racing' && phaseOf(bob) === 'racing', 5000, 'the race starts');
 
     raw.frames.length = 0;
     // Three frames sent back to back are handled well within one tick: one array frame.
+    const sent = performance.now();
     for (const k of ['t', 'yp', 'e']) assert.equal(ada.live.sendRaw(keystrokes(k)), true);
+    // Each keystroke is acknowledged at once with its typing index, before the tick sends the room's update.
+    await eventually(() => adaAcks.length === 3, 2000, 'three acknowledgements');
+    assert.deepEqual(adaAcks, [1, 3, 4]);
+    assert.equal(last(ada, 'pvp:progress-update')?.typingIndex, undefined, 'the room update waits for the tick');
+    assert.ok(performance.now() - sent < TICK, 'acknowledged within the tick');
     await eventually(() => last(bob, 'pvp:progress-update')?.typingIndex === 4, 2000, "bob sees ada's caret");
     // One frame per tick (a JSON array when it holds more than one event): the three land in
     // one tick, or two when a tick another room event started ends between them.
@@ -79,7 +100,7 @@ describe('typing race, compact protocol', () => {
       items.map((e: any) => [e.topic, e.data.playerId, e.data.typingIndex]),
       [1, 3, 4].map((i) => [`race:${ada.roomCode}`, ada.state.you, i]),
     );
-    // No reply frames for binary events, no errors; the JSON request still answers.
+    // No errors; the JSON request still answers in JSON (no acknowledgement bytes for it).
     assert.equal(errors.length, 0, JSON.stringify(errors));
     assert.deepEqual(await ada.live.request('pvp:keystrokes', ' '), { ok: true, typingIndex: 5 });
 
@@ -92,6 +113,7 @@ describe('typing race, compact protocol', () => {
       errors.map((e) => e.code),
       ['BAD_FRAME', 'VALIDATION', 'VALIDATION'],
     );
+    assert.deepEqual(adaAcks, [1, 3, 4], 'refused keystrokes are not acknowledged');
     // The reply came at once; the room's event waits for the tick.
     await eventually(() => last(ada, 'pvp:progress-update')?.typingIndex === 5, 2000, 'the last progress');
     await new Promise((r) => setTimeout(r, 3 * TICK));
@@ -109,4 +131,29 @@ describe('typing race, compact protocol', () => {
     assert.match(errors[0]!.message, /^NOT_RACING: /);
     ada.close();
   });
+});
+
+test('typing race without a publish tick: binary keystrokes get no acknowledgement (the room update answers at once)', async () => {
+  const game = createGameApp({
+    cookieSecret: 'test-secret',
+    config: { waitSeconds: 1, countdownSeconds: 1 },
+    passages: [PASSAGE],
+    app: { logger: silentLogger },
+  });
+  const server = await game.listen(0, '127.0.0.1');
+  const ada = await player(server.port, 'Ada');
+  const adaAcks = acks(ada);
+  const bob = await player(server.port, 'Bob');
+  try {
+    await eventually(() => phaseOf(ada) === 'racing' && phaseOf(bob) === 'racing', 5000, 'the race starts');
+    ada.live.sendRaw(keystrokes('ty'));
+    await eventually(() => last(ada, 'pvp:progress-update')?.typingIndex === 2, 2000, 'the progress update');
+    // A ping after it: its answer comes after anything the keystroke could have caused.
+    await ada.live.request('ping');
+    assert.deepEqual(adaAcks, []);
+  } finally {
+    ada.close();
+    bob.close();
+    await server.close({ timeout: 1000 });
+  }
 });

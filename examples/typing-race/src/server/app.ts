@@ -7,7 +7,8 @@ export interface GameAppOptions extends GameRoutesOptions {
   cookieSecret?: string;
   /**
    * The game's opt-in protocol (README, "Compact protocol"): room events held for at most this
-   * many milliseconds and sent as one frame per room (`coalescePublishes: { tick }`). Unset:
+   * many milliseconds and sent as one frame per room (`coalescePublishes: { tick }`), and each
+   * binary keystroke answered at once with a binary acknowledgement (`binaryAcks`). Unset:
    * every publish goes out at once. Binary keystrokes are accepted either way.
    */
   publishTick?: number;
@@ -27,7 +28,7 @@ export function createGameApp(options: GameAppOptions = {}): GameApp {
     ...options.app,
     cookieSecret: options.cookieSecret ?? 'typing-race-dev-secret',
   });
-  const routes = registerGame(app, options);
+  const routes = registerGame(app, { binaryAcks: options.publishTick !== undefined, ...options });
   return {
     ...routes,
     async listen(port, host) {

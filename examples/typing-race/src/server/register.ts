@@ -26,6 +26,13 @@ export interface GameRoutesOptions {
   config?: Partial<GameConfig>;
   /** Passages to race on (default: the built-in ones). */
   passages?: readonly string[];
+  /**
+   * Answer each binary keystroke with its own binary acknowledgement, `[1, typingIndex as u32
+   * little-endian]` (README, "Compact protocol"): with a publish tick, the room's progress
+   * update waits for the tick; the acknowledgement does not. Default: off (the room's update is
+   * the answer).
+   */
+  binaryAcks?: boolean;
 }
 
 /** What each socket carries: its guest, and the room it joined (if any). */
@@ -64,8 +71,14 @@ function refused(e: GameError): HttpError {
 /** The game's app type: the routes, topics and ws route `registerGame` adds to a plain `App`. */
 export type GameAppType = ReturnType<typeof registerGame>['app'];
 
-/** The first byte of a binary `pvp:keystrokes` frame (README, "Compact protocol"). */
+/** The first byte of a binary `pvp:keystrokes` frame, and of its acknowledgement (README, "Compact protocol"). */
 export const KEYSTROKES_CODE = 1;
+
+/** The acknowledgement's bytes after the code: the typing index, a u32 little-endian. */
+export function encodeAck(a: Accepted): Uint8Array {
+  const i = a.typingIndex;
+  return new Uint8Array([i & 0xff, (i >>> 8) & 0xff, (i >>> 16) & 0xff, (i >>> 24) & 0xff]);
+}
 
 const ROOM_TOPIC = /^race:((?:[1-9][0-9]{0,3}-)?[A-HJ-NP-Z2-9]{6})$/;
 
@@ -150,9 +163,10 @@ export function registerGame(app: App, options: GameRoutesOptions = {}) {
           },
         },
         'pvp:keystrokes': {
-          // Also as a binary frame, code 1 then the characters' UTF-8 (no reply: the room's
-          // progress update is the answer): the compact protocol's hot event.
-          binary: KEYSTROKES_CODE,
+          // Also as a binary frame, code 1 then the characters' UTF-8: the compact protocol's
+          // hot event. Its answer is the room's progress update, or with binaryAcks a binary
+          // frame of its own, [1, typingIndex u32 LE] (sent at once, before any tick).
+          binary: options.binaryAcks === true ? { code: KEYSTROKES_CODE, encode: encodeAck } : KEYSTROKES_CODE,
           schema: Keystrokes,
           reply: AcceptedReply,
           handler(ws, text) {
