@@ -1,9 +1,11 @@
 //! `game` mode: virtual players of the typing race (examples/typing-race) arrive at a fixed
 //! rate. Each one matchmakes over HTTP, connects, joins its room, waits for the start, then
 //! types one correct character every `--keystroke-ms` (200 ms: 60 WPM) and pings every
-//! `--ping-ms`. Measured per second: ping round trip, and keystroke → own
-//! `pvp:progress-update` latency (p50/p95/p99), errors, disconnects, and the loadgen's own
-//! CPU. Protocols: `tachyon` (Tachyon, and the raw uWS and Bun peers that speak its wire
+//! `--ping-ms`. Measured per second: ping round trip, keystroke → its first confirmation
+//! (`key`: the player's own `pvp:progress-update`, or the compact protocol's binary answer,
+//! whichever comes first), keystroke → the room's progress update carrying it (`view`: when
+//! the other players see it; the same as `key` without the binary answer), as p50/p95/p99,
+//! errors, disconnects, and the loadgen's own CPU. Protocols: `tachyon` (Tachyon, and the raw uWS and Bun peers that speak its wire
 //! format) and `socketio` (Socket.IO v4 over Engine.IO v4, websocket transport).
 //!
 //! Each player's setup is a tokio task; once joined, its socket moves to a play loop
@@ -35,8 +37,11 @@ pub struct GameConfig {
     pub duration_s: f64,
     pub keystroke_ms: f64,
     pub ping_ms: f64,
-    /// A second is bad when a p95 reaches this (ms) or when it had errors.
+    /// A second is bad when the ping's or the keystroke's p95 reaches this (ms) or when it had errors.
     pub p95_limit_ms: f64,
+    /// ... or when the view latency's p95 reaches this (ms): a server that holds room events
+    /// for a tick answers the keystroke at once and shows it to the room a tick later.
+    pub view_p95_limit_ms: f64,
     /// Stop after this many bad seconds in a row (0: never stop early).
     pub stop_after_bad: u32,
     /// Seconds at the start whose bad seconds do not count towards stopping (a cold server).
@@ -51,12 +56,15 @@ pub struct GameConfig {
 
 impl GameConfig {
     pub fn new(common: Common) -> GameConfig {
-        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, stop_after_bad: 0, warmup_s: 0.0, matchmake_path: "/api/pvp/matchmake".into(), tick_us: 250, compact: false }
+        GameConfig { common, rate: 4.0, max_players: 1_000_000, duration_s: 60.0, keystroke_ms: 200.0, ping_ms: 1000.0, p95_limit_ms: 50.0, view_p95_limit_ms: 50.0, stop_after_bad: 0, warmup_s: 0.0, matchmake_path: "/api/pvp/matchmake".into(), tick_us: 250, compact: false }
     }
 
     pub fn validate(&self) -> Result<(), String> {
         if !(self.rate > 0.0 && self.rate.is_finite()) {
             return Err("--rate must be a positive number of players per second".into());
+        }
+        if !(self.p95_limit_ms > 0.0 && self.view_p95_limit_ms > 0.0) {
+            return Err("--p95-limit-ms and --view-p95-limit-ms must be positive".into());
         }
         if self.keystroke_ms <= 0.0 || self.ping_ms <= 0.0 {
             return Err("--keystroke-ms and --ping-ms must be positive".into());
@@ -90,6 +98,15 @@ pub fn join_frames(p: Protocol, room: &str) -> Vec<Vec<u8>> {
 
 /// The code the typing race declares its binary `pvp:keystrokes` event with.
 pub const KEYSTROKES_CODE: u8 = 1;
+
+/// The compact protocol's answer to a binary keystroke: `[1, typingIndex as u32 little-endian]`
+/// (None: not one).
+pub fn compact_ack(b: &[u8]) -> Option<u64> {
+    match b {
+        [KEYSTROKES_CODE, a, b, c, d] => Some(u32::from_le_bytes([*a, *b, *c, *d]) as u64),
+        _ => None,
+    }
+}
 
 /// One keystroke as a binary event frame's payload: the event's code, then the character's UTF-8.
 pub fn write_compact_keystroke(out: &mut Vec<u8>, ch: char) {
@@ -170,6 +187,37 @@ pub fn fast_progress(m: &[u8], prefix: &[u8]) -> Option<(u64, u64)> {
     }
     let (idx, _) = digits_at(m, i + TI.len())?;
     Some((pid, idx))
+}
+
+/// The exact shape the typing race writes a progress update in,
+/// `<prefix><playerId>,"typingIndex":<n>,"wrong":<n>}}`: `(playerId, typingIndex, its length)`,
+/// read in one pass (a batch frame's items: their end is known without a JSON walk). None: any
+/// other shape, read the general way.
+pub fn exact_progress(m: &[u8], prefix: &[u8]) -> Option<(u64, u64, usize)> {
+    let rest = m.strip_prefix(prefix)?;
+    let (pid, rest) = json::leading_u64(rest)?;
+    let (idx, rest) = json::leading_u64(rest.strip_prefix(b",\"typingIndex\":")?)?;
+    let (_, rest) = json::leading_u64(rest.strip_prefix(b",\"wrong\":")?)?;
+    let rest = rest.strip_prefix(b"}}")?;
+    Some((pid, idx, m.len() - rest.len()))
+}
+
+/// The length of a `pvp:wpm-update` item in the shape the typing race writes it, `<prefix>{…
+/// "players":[{…},…]}}`: up to the first `]}}`, when `,` or `]` follows. None: not one, or not
+/// that shape.
+pub fn exact_wpm_len(m: &[u8], prefix: &[u8]) -> Option<usize> {
+    let rest = m.strip_prefix(prefix)?;
+    let end = rest.windows(3).position(|w| w == b"]}}")? + 3;
+    let body = &rest[..end];
+    // That `]}}` is the item's end unless it sits inside a string: before it, quotes must pair
+    // up and nothing may be escaped (the game's figures are numbers; its members' names plain).
+    if body.iter().any(|&c| c == b'\\') || body.split(|&c| c == b'"').count() % 2 == 0 {
+        return None;
+    }
+    match rest.get(end) {
+        Some(b',' | b']') => Some(prefix.len() + end),
+        _ => None,
+    }
 }
 
 /// What a frame means to a player.
@@ -266,6 +314,7 @@ fn hist() -> Hist {
 pub(crate) struct Second {
     pub ping: Hist,
     pub key: Hist,
+    pub view: Hist,
     pub errors: u64,
     pub disconnects: u64,
     pub keystrokes: u64,
@@ -274,7 +323,7 @@ pub(crate) struct Second {
 
 impl Second {
     fn new() -> Second {
-        Second { ping: hist(), key: hist(), errors: 0, disconnects: 0, keystrokes: 0, lost: 0 }
+        Second { ping: hist(), key: hist(), view: hist(), errors: 0, disconnects: 0, keystrokes: 0, lost: 0 }
     }
 }
 
@@ -452,7 +501,7 @@ pub async fn run(cfg: GameConfig) -> J {
             }
             let x = &secs[sec - 1];
             let p95 = |h: &Hist| if h.is_empty() { 0.0 } else { h.value_at_quantile(0.95) as f64 / 1000.0 };
-            let bad = p95(&x.ping) >= cfg.p95_limit_ms || p95(&x.key) >= cfg.p95_limit_ms || x.errors > 0;
+            let bad = p95(&x.ping) >= cfg.p95_limit_ms || p95(&x.key) >= cfg.p95_limit_ms || p95(&x.view) >= cfg.view_p95_limit_ms || x.errors > 0;
             let row = J::obj()
                 .set("t", sec as u64)
                 .set("arrived", stats.arrived.load(Ordering::Relaxed))
@@ -461,17 +510,19 @@ pub async fn run(cfg: GameConfig) -> J {
                 .set("keystrokes", x.keystrokes)
                 .set("ping", pct(&x.ping))
                 .set("key", pct(&x.key))
+                .set("view", pct(&x.view))
                 .set("errors", x.errors)
                 .set("disconnects", x.disconnects)
                 .set("lost", x.lost)
                 .set("loadgen_cpu", J::num(busy * 100.0, 1))
                 .set("ok", !bad);
             cfg.common.say(format!(
-                "t={sec}s players={} racing={} ping p95={:.2}ms key p95={:.2}ms errors={} loadgen cpu={:.0}%",
+                "t={sec}s players={} racing={} ping p95={:.2}ms key p95={:.2}ms view p95={:.2}ms errors={} loadgen cpu={:.0}%",
                 stats.connected.load(Ordering::Relaxed),
                 stats.racing.load(Ordering::Relaxed),
                 p95(&x.ping),
                 p95(&x.key),
+                p95(&x.view),
                 x.errors,
                 busy * 100.0
             ));
@@ -503,6 +554,7 @@ pub async fn run(cfg: GameConfig) -> J {
     report.insert("keystroke_ms", J::num(cfg.keystroke_ms, 1));
     report.insert("ping_ms", J::num(cfg.ping_ms, 1));
     report.insert("p95_limit_ms", J::num(cfg.p95_limit_ms, 1));
+    report.insert("view_p95_limit_ms", J::num(cfg.view_p95_limit_ms, 1));
     report.insert("tick_us", cfg.tick_us);
     report.insert("compact", cfg.compact);
     report.insert("stopped_early_at", stopped_early.map_or(J::Null, |s| J::Int(s as i64)));
@@ -524,6 +576,13 @@ mod tests {
         b.clear();
         write_compact_keystroke(&mut b, 'é');
         assert_eq!(b, [1, 0xC3, 0xA9]);
+        assert_eq!(compact_ack(&[1, 0x2C, 0x01, 0, 0]), Some(300));
+        assert_eq!(compact_ack(&[1, 0xFF, 0xFF, 0xFF, 0xFF]), Some(u32::MAX as u64));
+        // Another code, or not five bytes: not the answer.
+        assert_eq!(compact_ack(&[2, 1, 0, 0, 0]), None);
+        assert_eq!(compact_ack(&[1, 1, 0, 0]), None);
+        assert_eq!(compact_ack(&[1, 1, 0, 0, 0, 0]), None);
+        assert_eq!(compact_ack(&[]), None);
         b.clear();
         write_keystroke(&mut b, Protocol::SocketIo, 'a');
         assert_eq!(b, br#"42["pvp:keystrokes","a"]"#);
@@ -561,6 +620,42 @@ mod tests {
     }
 
     #[test]
+    fn exact_progress_items() {
+        let t = progress_prefix(Protocol::Tachyon, "ABC234");
+        let one = br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":120,"wrong":0}}"#;
+        assert_eq!(exact_progress(one, &t), Some((3, 120, one.len())));
+        // In a batch: the item's own length, whatever follows.
+        let mut batch = one.to_vec();
+        batch.extend_from_slice(b",{\"topic\":1}]");
+        assert_eq!(exact_progress(&batch, &t), Some((3, 120, one.len())));
+        // Another room, a missing or extra member, a cut item: not this shape.
+        assert_eq!(exact_progress(br#"{"topic":"race:ZZZ234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":1,"wrong":0}}"#, &t), None);
+        assert_eq!(exact_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":1}}"#, &t), None);
+        assert_eq!(exact_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":1,"wrong":0,"x":1}}"#, &t), None);
+        assert_eq!(exact_progress(&one[..one.len() - 1], &t), None);
+        assert_eq!(exact_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":03,"typingIndex":1,"wrong":0}}"#, &t), None);
+    }
+
+    #[test]
+    fn exact_wpm_items() {
+        let w = wpm_prefix(Protocol::Tachyon, "ABC234");
+        let item = br#"{"topic":"race:ABC234","event":"pvp:wpm-update","data":{"elapsedMs":1000,"players":[{"playerId":1,"wpm":60.1,"accuracy":100},{"playerId":2,"wpm":0,"accuracy":100}]}}"#;
+        let mut batch = item.to_vec();
+        batch.extend_from_slice(b",{}]");
+        assert_eq!(exact_wpm_len(&batch, &w), Some(item.len()));
+        let mut last = item.to_vec();
+        last.push(b']');
+        assert_eq!(exact_wpm_len(&last, &w), Some(item.len()));
+        // Nothing after it, trailing bytes, another event, or a string value in it: the JSON walk.
+        assert_eq!(exact_wpm_len(item, &w), None);
+        let mut junk = item.to_vec();
+        junk.extend_from_slice(b"x]");
+        assert_eq!(exact_wpm_len(&junk, &w), None);
+        assert_eq!(exact_wpm_len(br#"{"topic":"race:ABC234","event":"pvp:lobby-update","data":{"players":[]}}]"#, &w), None);
+        assert_eq!(exact_wpm_len(br#"{"topic":"race:ABC234","event":"pvp:wpm-update","data":{"elapsedMs":1,"players":[{"name":"]}}"}]}},"#, &w), None);
+    }
+
+    #[test]
     fn classify_frames() {
         let tp = Protocol::Tachyon;
         assert_eq!(classify(tp, br#"{"topic":"race:A","event":"pvp:lobby-update","data":{"phase":"racing","players":[]}}"#).unwrap(), In::Phase("racing".into()));
@@ -595,6 +690,10 @@ mod tests {
         c.tick_us = 100_001;
         assert!(c.validate().is_err());
         c.tick_us = 0;
+        assert!(c.validate().is_ok());
+        c.view_p95_limit_ms = 0.0;
+        assert!(c.validate().is_err());
+        c.view_p95_limit_ms = 150.0;
         assert!(c.validate().is_ok());
         c.rate = 0.0;
         assert!(c.validate().is_err());

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mio::net::TcpStream;
 
 use crate::frame::{Decoder, Event, OP_BINARY, OP_PONG, OP_TEXT};
-use crate::game::{classify, fast_progress, write_compact_keystroke, write_keystroke, write_ping, In, Stats, LOST_AFTER_NS, PING_REF0};
+use crate::game::{classify, compact_ack, exact_progress, exact_wpm_len, fast_progress, write_compact_keystroke, write_keystroke, write_ping, In, Stats, LOST_AFTER_NS, PING_REF0};
 use crate::now_ns;
 use crate::outbuf::OutBuf;
 use crate::proto::Protocol;
@@ -64,8 +64,10 @@ pub(crate) struct Player {
     at: usize,
     next_ping: u64,
     next_key: u64,
-    /// (typingIndex expected, sent at)
+    /// (typingIndex expected, sent at): keystrokes not confirmed yet (by the room's progress
+    /// update or the binary answer), and keystrokes the room has not shown yet.
     pending: VecDeque<(u64, u64)>,
+    unseen: VecDeque<(u64, u64)>,
     /// (ref, sent at)
     pings: VecDeque<(u64, u64)>,
     ping_ref: u64,
@@ -92,6 +94,7 @@ impl Player {
             next_ping: now + jitter(j.id, r.ping_ns),
             next_key: now + jitter(j.id, r.key_ns),
             pending: VecDeque::new(),
+            unseen: VecDeque::new(),
             pings: VecDeque::new(),
             ping_ref: PING_REF0,
             wake: 0,
@@ -133,6 +136,7 @@ impl Player {
             }
             self.pos += 1;
             self.pending.push_back((self.pos as u64, now));
+            self.unseen.push_back((self.pos as u64, now));
             self.next_key += r.key_ns;
             if self.next_key <= now {
                 self.next_key = now + r.key_ns;
@@ -144,6 +148,13 @@ impl Player {
                 self.pending.pop_front();
                 stats.with(|s| s.lost += 1);
                 stats.error("lost", "no progress update 5 s after a keystroke");
+            }
+        }
+        if let Some(&(_, t)) = self.unseen.front() {
+            if now > t + LOST_AFTER_NS {
+                self.unseen.pop_front();
+                stats.with(|s| s.lost += 1);
+                stats.error("lost", "the room showed no progress 5 s after a keystroke");
             }
         }
     }
@@ -199,22 +210,51 @@ impl Player {
                     self.out.frame(OP_PONG, x);
                     continue;
                 }
+                Ok(Some(Event::Binary(b))) => {
+                    match compact_ack(b).filter(|_| r.compact) {
+                        Some(idx) => confirm(&mut self.pending, idx, now, stats, |s| &mut s.key),
+                        None => stats.error("protocol", format!("unexpected binary frame of {} bytes", b.len())),
+                    }
+                    continue;
+                }
                 Ok(Some(Event::Close(code, reason))) => return Err(("disconnect", format!("server closed: {code:?} {}", String::from_utf8_lossy(reason)))),
                 Ok(Some(_)) => continue,
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(("protocol", e.to_string())),
             };
             // A server that coalesces publishes sends a topic's events of one tick as a JSON
-            // array of the same event objects (docs/protocol.md, "Batches").
+            // array of the same event objects (docs/protocol.md, "Batches"). Progress updates
+            // in the exact shape the game writes are read in one pass, each up to its end;
+            // from the first other item, the rest of the frame is walked as JSON.
             if m.first() == Some(&b'[') {
-                let items = match crate::json::items(m) {
-                    Ok(it) => it,
-                    Err(e) => {
-                        stats.error("protocol", e.to_string());
-                        continue;
+                let mut at = 1;
+                loop {
+                    // A progress update, or the once-a-second wpm update (skipped, as a frame of its own is).
+                    let (len, progress) = match exact_progress(&m[at..], &self.prefix) {
+                        Some((pid, idx, len)) => (len, Some((pid, idx))),
+                        None => match exact_wpm_len(&m[at..], &self.skip) {
+                            Some(len) => (len, None),
+                            None => break,
+                        },
+                    };
+                    let end = at + len;
+                    let last = match m.get(end) {
+                        Some(b',') => false,
+                        Some(b']') if end + 1 == m.len() => true,
+                        _ => break,
+                    };
+                    if let Some((pid, idx)) = progress {
+                        self.on_progress(pid, idx, now, stats);
                     }
-                };
-                for item in items {
+                    at = end + 1;
+                    if last {
+                        break;
+                    }
+                }
+                if at == m.len() {
+                    continue;
+                }
+                for item in crate::json::items_from(m, at) {
                     match item {
                         Ok(one) => self.on_frame(one, now, r, stats)?,
                         Err(e) => stats.error("protocol", e.to_string()),
@@ -240,18 +280,8 @@ impl Player {
             },
         };
         match what {
-            In::Progress(pid, idx) if pid == self.you => {
-                while let Some(&(want, t)) = self.pending.front() {
-                    if want > idx {
-                        break;
-                    }
-                    self.pending.pop_front();
-                    if want == idx {
-                        stats.with(|s| s.key.saturating_record(((now - t) / 1000).max(1)));
-                    }
-                }
-            }
-            In::Progress(..) | In::Other => {}
+            In::Progress(pid, idx) => self.on_progress(pid, idx, now, stats),
+            In::Other => {}
             In::Reply(rf, _) => {
                 if let Some(k) = self.pings.iter().position(|&(pr, _)| pr == rf) {
                     let (_, t) = self.pings.remove(k).expect("present");
@@ -278,6 +308,14 @@ impl Player {
         Ok(())
     }
 
+    /// A progress update of the room: this player's own confirms its keystrokes up to `idx`.
+    fn on_progress(&mut self, pid: u64, idx: u64, now: u64, stats: &Stats) {
+        if pid == self.you {
+            confirm(&mut self.pending, idx, now, stats, |s| &mut s.key);
+            confirm(&mut self.unseen, idx, now, stats, |s| &mut s.view);
+        }
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         let fd = self.sock.as_raw_fd();
         self.out.flush_with(|b| {
@@ -290,5 +328,19 @@ impl Player {
                 Ok(n as usize)
             }
         })
+    }
+}
+
+/// Keystrokes up to typingIndex `idx` are confirmed: the one that reached it is timed into the
+/// histogram `which` picks (earlier ones were merged into it: a batch, a tick).
+fn confirm(q: &mut VecDeque<(u64, u64)>, idx: u64, now: u64, stats: &Stats, which: fn(&mut crate::game::Second) -> &mut hdrhistogram::Histogram<u64>) {
+    while let Some(&(want, t)) = q.front() {
+        if want > idx {
+            break;
+        }
+        q.pop_front();
+        if want == idx {
+            stats.with(|s| which(s).saturating_record(((now - t) / 1000).max(1)));
+        }
     }
 }

@@ -281,6 +281,12 @@ pub fn items(b: &[u8]) -> R<Items<'_>> {
     Ok(Items { b, at: skip_ws(b, i + 1), first: true })
 }
 
+/// The items of the array `b` from the item that starts at byte `at` (a caller that read the
+/// items before it another way).
+pub fn items_from(b: &[u8], at: usize) -> Items<'_> {
+    Items { b, at: skip_ws(b, at), first: true }
+}
+
 impl<'a> Iterator for Items<'a> {
     type Item = R<&'a [u8]>;
 

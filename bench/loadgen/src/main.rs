@@ -37,7 +37,10 @@ modes:
                --warmup S (0: bad seconds before S do not count towards stopping)
                --tick-us US (250: the play loop polls at most once per tick; 0: at every event)
                --compact (tachyon only: keystrokes as binary event frames, code 1 + the character's
-               UTF-8, for a server that declares the event with `binary: 1`; docs/protocol.md)
+               UTF-8, for a server that declares the event with `binary: 1`; docs/protocol.md; a
+               binary answer [1, typingIndex u32 LE] confirms a keystroke as its progress update does)
+               --view-p95-limit-ms MS (the p95 limit: keystroke -> the room's progress update,
+               what the other players see; a server that holds room events for a tick needs more)
                --protocol tachyon|socketio; --url ws://HOST:PORT/ws (Socket.IO: ws://HOST:PORT/)
 
 common options:
@@ -189,6 +192,7 @@ fn build(mode: &str, mut a: Args) -> Result<Mode, String> {
             c.keystroke_ms = a.num("keystroke-ms", c.keystroke_ms)?;
             c.ping_ms = a.num("ping-ms", c.ping_ms)?;
             c.p95_limit_ms = a.num("p95-limit-ms", c.p95_limit_ms)?;
+            c.view_p95_limit_ms = a.num("view-p95-limit-ms", c.p95_limit_ms)?;
             c.stop_after_bad = a.num("stop-after-bad", c.stop_after_bad)?;
             c.warmup_s = a.secs("warmup", c.warmup_s)?;
             c.tick_us = a.num("tick-us", c.tick_us)?;
