@@ -58,7 +58,7 @@ export function gameMarkdown({ results, options, environment, file, charts, comm
   );
   out.push('');
   out.push(
-    `**Capacity** = players connected in the last second before the first one with a p95 (ping or keystroke → own progress) ≥ ${options['p95-limit-ms']} ms or an error.`,
+    `**Capacity** = players connected in the last second before the first one with a p95 (ping, or keystroke → its confirmation) ≥ ${options['p95-limit-ms']} ms, a view p95 (keystroke → the room's progress update, what the other players see) ≥ ${options['p95-limit-ms']} ms plus the peer's publish tick, or an error. Without a tick the confirmation is the room's update, so key and view are the same.`,
   );
   out.push('');
   out.push(
@@ -71,6 +71,7 @@ export function gameMarkdown({ results, options, environment, file, charts, comm
         'server CPU there',
         'RSS there',
         'keystroke p95 there',
+        'view p95 there',
         'loadgen CPU (max)',
         'first bad second',
       ],
@@ -82,10 +83,11 @@ export function gameMarkdown({ results, options, environment, file, charts, comm
         r.atCapacity?.server ? `${r.atCapacity.server.cpu}%` : '—',
         r.atCapacity?.server ? `${r.atCapacity.server.rssMb} MB` : '—',
         r.atCapacity?.key ? `${r.atCapacity.key.p95} ms` : '—',
+        r.atCapacity?.view ? `${r.atCapacity.view.p95} ms` : '—',
         `${r.maxLoadgenCpuOk}%${(r.runs ?? [r]).some((x) => x.maxLoadgenCpuOk >= 95) ? ' (a run ≥ 95%: generator-bound, a floor)' : ''}`,
         r.capacity.limited ? `t=${r.capacity.at}s, ${r.capacity.why}` : 'none',
       ]),
-      new Set([1, 3, 4, 5, 6, 7]),
+      new Set([1, 3, 4, 5, 6, 7, 8]),
     ),
   );
   out.push('');
