@@ -37,17 +37,24 @@ export interface BinaryEvent<Reply = unknown> {
   encode?(reply: Reply): Uint8Array;
 }
 
+/** How an event answers its binary frames: `[code, ...encode(reply)]`. */
+export interface BinaryAnswer {
+  readonly code: number;
+  readonly encode: (reply: unknown) => Uint8Array;
+}
+
 interface DeclaredBinary {
   readonly name: string;
   readonly decode: (bytes: Uint8Array) => unknown;
-  readonly encode: ((reply: unknown) => Uint8Array) | null;
+  /** Null: its binary frames get no answer. */
+  readonly answer: BinaryAnswer | null;
 }
 
 /** A route's binary events by code (index 0 is never used). */
 export type BinaryTable = readonly (DeclaredBinary | undefined)[];
 
-/** Runs a named event without `ref` (control.ts): rate limit already passed. */
-export type RunEvent = (s: Socket<any>, name: string, data: unknown) => void;
+/** Runs a named event without `ref` (control.ts), answering it with `answer` when not null: rate limit already passed. */
+export type RunEvent = (s: Socket<any>, name: string, data: unknown, answer: BinaryAnswer | null) => void;
 
 /** Runs a binary frame's event and returns true, or returns false: not a declared code (the `message` hook's frame). */
 export type BinaryHandler = (s: Socket<any>, ab: ArrayBuffer) => boolean;
@@ -82,25 +89,10 @@ export function checkBinaryEvents(path: string, events: Record<string, unknown>,
     table[code as number] = {
       name,
       decode: (decode as DeclaredBinary['decode'] | undefined) ?? decodeText,
-      encode: (encode as DeclaredBinary['encode'] | undefined) ?? null,
+      answer: encode === undefined ? null : { code: code as number, encode: encode as BinaryAnswer['encode'] },
     };
   }
   return table;
-}
-
-/** The code and encoder of each event that answers its binary frames in binary, by event name. */
-export function binaryReplies(table: BinaryTable): Map<string, BinaryReply> {
-  const out = new Map<string, BinaryReply>();
-  table.forEach((ev, code) => {
-    if (ev?.encode) out.set(ev.name, { code, encode: ev.encode });
-  });
-  return out;
-}
-
-/** How an event answers a binary frame: `[code, ...encode(reply)]`. */
-export interface BinaryReply {
-  readonly code: number;
-  readonly encode: (reply: unknown) => Uint8Array;
 }
 
 /** The name of the event a binary frame is for, or undefined (the rate limiter's refusal: route.ts). */
@@ -123,7 +115,7 @@ export function compileBinaryEvents(table: BinaryTable, run: RunEvent, log: Logg
       s.sendRaw(errorFrame(undefined, 'BAD_FRAME', `Binary event ${JSON.stringify(ev.name)}: its payload could not be decoded`), false);
       return true;
     }
-    run(s, ev.name, data);
+    run(s, ev.name, data, ev.answer);
     return true;
   };
 }

@@ -26,13 +26,11 @@ import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 import { warnBadInput } from '../core/throttled-log.ts';
-import { binaryReplies, type BinaryReply, type RunEvent } from './binary-events.ts';
+import type { BinaryAnswer, RunEvent } from './binary-events.ts';
 
 interface CompiledEvent {
   validate: Validator | null;
   handler: (ws: Socket<any>, data: unknown) => unknown;
-  /** How this event answers its binary frames (binary-events.ts), or null: it does not. */
-  binary: BinaryReply | null;
 }
 
 /** Handles one control frame (its bytes are valid only during the call). */
@@ -90,12 +88,10 @@ export function compileControl(
   shared: { keys: SharedKeys; scope: string } | null = null,
 ): { control: ControlHandler; event: RunEvent } {
   const events = new Map<string, CompiledEvent>();
-  const encoders = limits.binary === null ? null : binaryReplies(limits.binary);
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, {
       validate: def.schema ? compileValidator('body', def.schema) : null,
       handler: def.handler as CompiledEvent['handler'],
-      binary: encoders?.get(name) ?? null,
     });
   }
 
@@ -158,17 +154,16 @@ export function compileControl(
     return { code, error: err };
   };
 
-  /** `binary`: the event came as a binary frame (no `ref`), answered in bytes when the event encodes its replies. */
+  /** `bin`: how a binary frame of an event that encodes its replies is answered (binary-events.ts), else null. */
   const reply = (
     s: Socket<any>,
-    ev: CompiledEvent,
     ref: number | undefined,
     value: unknown,
     async: boolean,
     to: Answer,
-    binary: boolean,
+    bin: BinaryAnswer | null,
   ): EventOutcome => {
-    if (ref === undefined) return binary && ev.binary !== null ? replyBinary(s, ev.binary, value, async, to) : EVENT_OK;
+    if (ref === undefined) return bin === null ? EVENT_OK : replyBinary(s, bin, value, async, to);
     let json: string | undefined;
     try {
       json = encodeData(value);
@@ -179,7 +174,7 @@ export function compileControl(
     return EVENT_OK;
   };
 
-  const replyBinary = (s: Socket<any>, how: BinaryReply, value: unknown, async: boolean, to: Answer): EventOutcome => {
+  const replyBinary = (s: Socket<any>, how: BinaryAnswer, value: unknown, async: boolean, to: Answer): EventOutcome => {
     let bytes: Uint8Array;
     try {
       bytes = how.encode(value);
@@ -199,7 +194,7 @@ export function compileControl(
     ref: number | undefined,
     async: boolean,
     to: Answer,
-    binary: boolean,
+    bin: BinaryAnswer | null,
   ) => {
     try {
       const checked = ev.validate ? ev.validate(data) : data;
@@ -207,16 +202,16 @@ export function compileControl(
         return checked
           .then((v) => ev.handler(s, v))
           .then(
-            (v) => reply(s, ev, ref, v, true, to, binary),
+            (v) => reply(s, ref, v, true, to, bin),
             (err) => eventError(s, ref, err, true, to),
           );
       const out = ev.handler(s, checked);
       if (out instanceof Promise)
         return out.then(
-          (v) => reply(s, ev, ref, v, true, to, binary),
+          (v) => reply(s, ref, v, true, to, bin),
           (err) => eventError(s, ref, err, true, to),
         );
-      return reply(s, ev, ref, out, async, to, binary);
+      return reply(s, ref, out, async, to, bin);
     } catch (err) {
       return eventError(s, ref, err, async, to);
     }
@@ -229,7 +224,7 @@ export function compileControl(
     data: unknown,
     ref: number | undefined,
     to: Answer,
-    binary: boolean,
+    bin: BinaryAnswer | null,
   ): EventOutcome | Promise<EventOutcome> => {
     const ev = typeof name === 'string' ? events.get(name) : undefined;
     if (ev === undefined) {
@@ -244,17 +239,24 @@ export function compileControl(
     } catch (err) {
       return eventError(s, ref, err, false, to, true);
     }
-    if (gate === undefined) return handle(s, ev, data, ref, false, to, binary);
+    if (gate === undefined) return handle(s, ev, data, ref, false, to, bin);
     return gate.then(
-      () => handle(s, ev, data, ref, true, to, binary),
+      () => handle(s, ev, data, ref, true, to, bin),
       (err) => eventError(s, ref, err, true, to, true),
     );
   };
   const once = new OnceWindow(limits.idempotency, answer, log, shared);
   /** An event (a frame's, or a binary event's): through the aroundEvent hooks when there are any (event-outcome.ts). */
-  const dispatchEvent = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, to: Answer, binary: boolean): void => {
-    if (aroundEvent.length === 0 || typeof name !== 'string') return void runEvent(s, name, data, ref, to, binary);
-    runAroundEvent(aroundEvent, s, name, () => runEvent(s, name, data, ref, to, binary), log);
+  const dispatchEvent = (
+    s: Socket<any>,
+    name: unknown,
+    data: unknown,
+    ref: number | undefined,
+    to: Answer,
+    bin: BinaryAnswer | null,
+  ): void => {
+    if (aroundEvent.length === 0 || typeof name !== 'string') return void runEvent(s, name, data, ref, to, bin);
+    runAroundEvent(aroundEvent, s, name, () => runEvent(s, name, data, ref, to, bin), log);
   };
 
   const control: ControlHandler = (s, bytes) => {
@@ -289,8 +291,8 @@ export function compileControl(
         return;
       }
       case 'event':
-        if (frame.key === undefined) return dispatchEvent(s, frame.event, frame.data, ref, answer, false);
-        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame.event, frame.data, ref, to, false));
+        if (frame.key === undefined) return dispatchEvent(s, frame.event, frame.data, ref, answer, null);
+        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame.event, frame.data, ref, to, null));
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':
@@ -305,6 +307,6 @@ export function compileControl(
     }
   };
   // A binary event runs as an event frame without `ref` would (binary-events.ts), answered in bytes when it encodes.
-  const event: RunEvent = (s, name, data) => dispatchEvent(s, name, data, undefined, answer, true);
+  const event: RunEvent = (s, name, data, bin) => dispatchEvent(s, name, data, undefined, answer, bin);
   return { control, event };
 }
