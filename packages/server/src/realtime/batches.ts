@@ -13,8 +13,9 @@
 // were first held, so the held batches form a queue and one timer, for the queue's head, is
 // enough.
 //
-// Each topic's Batch object is kept and reused while the topic is in use (idle ones are swept
-// once a second), and the queue is an array: holding and sending allocate no Map entries. A
+// Each topic's Batch object (its envelopes and its first onPublish metadata) is kept and reused
+// while the topic is in use (idle ones are swept once a second), and the queue is an array:
+// holding and sending add and delete no Map entries. A
 // Map that gains and loses an entry per topic per tick (or is cleared every tick) rehashes
 // into a new table again and again, and V8 links each obsolete table to its successor, with
 // the held envelopes still in it: once one table is promoted, the chain keeps every later
@@ -35,6 +36,8 @@ interface Batch {
   slot: number;
   /** The sweep round it was last held in. */
   round: number;
+  /** The first onPublish metadata of what is held, if hooks gave any: it travels with the frame. */
+  meta: BusMeta | undefined;
 }
 
 /**
@@ -54,8 +57,6 @@ export class TopicBatches {
   private readonly queue: Batch[] = [];
   private head = 0;
   private base = 0;
-  /** The first onPublish metadata of each held batch, when onPublish hooks gave any. */
-  private metas: Map<string, BusMeta> | null = null;
   /** A flush is scheduled (setImmediate, or the tick's timer). */
   private queued = false;
   private readonly send: SendBatch;
@@ -72,13 +73,13 @@ export class TopicBatches {
   }
 
   add(topic: string, envelope: string, meta: BusMeta | undefined): void {
-    if (meta !== undefined && !(this.metas ??= new Map()).has(topic)) this.metas.set(topic, meta);
     let b = this.batches.get(topic);
     if (b === undefined) {
-      b = { topic, envelopes: [], due: 0, slot: -1, round: 0 };
+      b = { topic, envelopes: [], due: 0, slot: -1, round: 0, meta: undefined };
       this.batches.set(topic, b);
     }
     b.envelopes.push(envelope);
+    if (b.meta === undefined) b.meta = meta;
     if (b.slot !== -1) return;
     b.slot = this.base + this.queue.length;
     b.round = this.round;
@@ -169,6 +170,11 @@ export class TopicBatches {
     this.roundEnds = now + SWEEP_MS;
   }
 
+  /** Topics whose batch object is kept: held now, or held within the last sweep round. */
+  get kept(): number {
+    return this.batches.size;
+  }
+
   /** Sends everything held now and stops the tick's timer (shutdown). */
   flushAll(): void {
     if (this.timer !== null) {
@@ -185,8 +191,8 @@ export class TopicBatches {
     // Emptied before the send: whatever the send publishes to this topic starts a new batch.
     envelopes.length = 0;
     b.slot = -1;
-    const meta = this.metas?.get(b.topic);
-    if (meta !== undefined) this.metas!.delete(b.topic);
+    const meta = b.meta;
+    b.meta = undefined;
     this.send(b.topic, frame, meta);
   }
 }

@@ -91,9 +91,10 @@ describe('coalescePublishes: { tick }', () => {
     const t = performance.now() - sent;
     assert.deepEqual(await a.next((m) => m.topic === 'u', TICK + 3000), ev('u', 'second'));
     const u = performance.now() - sent;
-    // One shared tick would send both at t (u held 150 ms only); its own sends u about 150 ms later.
-    assert.ok(u - t >= 100, `t after ${t.toFixed(0)} ms, u after ${u.toFixed(0)} ms`);
-    assert.ok(u >= 150 + TICK - 30, `u after ${u.toFixed(0)} ms: held less than a tick`);
+    // One shared tick would send both at t (u held 150 ms only); its own deadline sends u at
+    // 150 + TICK or later. Lower bounds only: a late timer on a slow machine cannot break them.
+    assert.ok(u > t, `t after ${t.toFixed(0)} ms, u after ${u.toFixed(0)} ms`);
+    assert.ok(u >= 150 + TICK - 30, `t after ${t.toFixed(0)} ms, u after ${u.toFixed(0)} ms: u held less than its own tick`);
     a.ws.close();
     sender.ws.close();
   });
