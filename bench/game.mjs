@@ -148,9 +148,9 @@ async function runOnce(peer, def, argv, runNo) {
   process.env.GAME_METRICS_FILE = metricsFile;
   process.env.GAME_WAIT_SECONDS = o['wait-seconds'];
   // A peer's own settings (the compact one's tick), and none left over from the peer before.
-  delete process.env.GAME_TICK_MS;
-  if (def.tickFromOption && Number(o['compact-tick']) > 0) process.env.GAME_TICK_MS = o['compact-tick'];
   const tick = def.tickFromOption ? Number(o['compact-tick']) : 0;
+  delete process.env.GAME_TICK_MS;
+  if (tick > 0) process.env.GAME_TICK_MS = String(tick);
   const server = await startServer(peer, argv, env, nf.ok ? { nofile } : {});
   const url = def.protocol === 'socketio' ? `ws://127.0.0.1:${server.port}/` : `ws://127.0.0.1:${server.port}/ws`;
   const t0 = Date.now();

@@ -169,24 +169,18 @@ pub fn wpm_prefix(p: Protocol, room: &str) -> Vec<u8> {
     event_prefix(p, room, "pvp:wpm-update")
 }
 
-fn digits_at(m: &[u8], i: usize) -> Option<(u64, usize)> {
-    let (n, rest) = json::leading_u64(m.get(i..)?)?;
-    Some((n, m.len() - rest.len()))
+/// The start of a progress update, `<prefix><playerId>,"typingIndex":<n>`: `(playerId,
+/// typingIndex)` and the bytes after it.
+fn progress_head<'a>(m: &'a [u8], prefix: &[u8]) -> Option<(u64, u64, &'a [u8])> {
+    let (pid, rest) = json::leading_u64(m.strip_prefix(prefix)?)?;
+    let (idx, rest) = json::leading_u64(rest.strip_prefix(b",\"typingIndex\":")?)?;
+    Some((pid, idx, rest))
 }
 
 /// Fast path for the most frequent frame: `(playerId, typingIndex)` of a progress update
 /// (None: not one, read it the general way).
 pub fn fast_progress(m: &[u8], prefix: &[u8]) -> Option<(u64, u64)> {
-    if !m.starts_with(prefix) {
-        return None;
-    }
-    let (pid, i) = digits_at(m, prefix.len())?;
-    const TI: &[u8] = b",\"typingIndex\":";
-    if !m[i..].starts_with(TI) {
-        return None;
-    }
-    let (idx, _) = digits_at(m, i + TI.len())?;
-    Some((pid, idx))
+    progress_head(m, prefix).map(|(pid, idx, _)| (pid, idx))
 }
 
 /// The exact shape the typing race writes a progress update in,
@@ -194,9 +188,7 @@ pub fn fast_progress(m: &[u8], prefix: &[u8]) -> Option<(u64, u64)> {
 /// read in one pass (a batch frame's items: their end is known without a JSON walk). None: any
 /// other shape, read the general way.
 pub fn exact_progress(m: &[u8], prefix: &[u8]) -> Option<(u64, u64, usize)> {
-    let rest = m.strip_prefix(prefix)?;
-    let (pid, rest) = json::leading_u64(rest)?;
-    let (idx, rest) = json::leading_u64(rest.strip_prefix(b",\"typingIndex\":")?)?;
+    let (pid, idx, rest) = progress_head(m, prefix)?;
     let (_, rest) = json::leading_u64(rest.strip_prefix(b",\"wrong\":")?)?;
     let rest = rest.strip_prefix(b"}}")?;
     Some((pid, idx, m.len() - rest.len()))
@@ -217,6 +209,37 @@ pub fn exact_wpm_len(m: &[u8], prefix: &[u8]) -> Option<usize> {
     match rest.get(end) {
         Some(b',' | b']') => Some(prefix.len() + end),
         _ => None,
+    }
+}
+
+/// Reads a batch frame (`[item,item,…]`, docs/protocol.md "Batches") from its start while its
+/// items are progress or wpm updates in the exact shapes above, calling `progress(playerId,
+/// typingIndex)` for each progress update. Returns where the JSON walk must take over: the
+/// frame's length when every item was read, else the start of the first item not read (another
+/// event, another shape, or a malformed frame: the walk accepts or refuses it).
+pub fn exact_batch_items(m: &[u8], prefix: &[u8], wpm: &[u8], mut progress: impl FnMut(u64, u64)) -> usize {
+    let mut at = 1;
+    loop {
+        let (len, update) = match exact_progress(&m[at..], prefix) {
+            Some((pid, idx, len)) => (len, Some((pid, idx))),
+            None => match exact_wpm_len(&m[at..], wpm) {
+                Some(len) => (len, None),
+                None => return at,
+            },
+        };
+        let end = at + len;
+        let last = match m.get(end) {
+            Some(b',') => false,
+            Some(b']') if end + 1 == m.len() => true,
+            _ => return at,
+        };
+        if let Some((pid, idx)) = update {
+            progress(pid, idx);
+        }
+        at = end + 1;
+        if last {
+            return at;
+        }
     }
 }
 
@@ -634,6 +657,32 @@ mod tests {
         assert_eq!(exact_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":3,"typingIndex":1,"wrong":0,"x":1}}"#, &t), None);
         assert_eq!(exact_progress(&one[..one.len() - 1], &t), None);
         assert_eq!(exact_progress(br#"{"topic":"race:ABC234","event":"pvp:progress-update","data":{"playerId":03,"typingIndex":1,"wrong":0}}"#, &t), None);
+    }
+
+    #[test]
+    fn batch_items_read_exactly_then_handed_over() {
+        let (t, w) = (progress_prefix(Protocol::Tachyon, "ABC234"), wpm_prefix(Protocol::Tachyon, "ABC234"));
+        let p = |pid: u64, idx: u64| format!(r#"{{"topic":"race:ABC234","event":"pvp:progress-update","data":{{"playerId":{pid},"typingIndex":{idx},"wrong":0}}}}"#);
+        let wpm = r#"{"topic":"race:ABC234","event":"pvp:wpm-update","data":{"elapsedMs":1000,"players":[{"playerId":1,"wpm":60,"accuracy":100}]}}"#;
+        let lobby = r#"{"topic":"race:ABC234","event":"pvp:lobby-update","data":{"phase":"racing","players":[]}}"#;
+        let read = |frame: &str| {
+            let mut got = Vec::new();
+            let at = exact_batch_items(frame.as_bytes(), &t, &w, |pid, idx| got.push((pid, idx)));
+            (got, at)
+        };
+        // Every item in its exact shape: all read, nothing left for the walk.
+        let all = format!("[{},{wpm},{}]", p(1, 5), p(2, 7));
+        assert_eq!(read(&all), (vec![(1, 5), (2, 7)], all.len()));
+        // Another event in the middle: the walk takes over at its first byte.
+        let mixed = format!("[{},{lobby},{}]", p(1, 5), p(2, 7));
+        assert_eq!(read(&mixed), (vec![(1, 5)], 1 + p(1, 5).len() + 1));
+        assert!(mixed[1 + p(1, 5).len() + 1..].starts_with(lobby));
+        // Cut after an item, trailing bytes after the last one, an empty batch: the walk decides.
+        let cut = format!("[{}", p(1, 5));
+        assert_eq!(read(&cut), (vec![], 1));
+        let trailing = format!("[{}]x", p(1, 5));
+        assert_eq!(read(&trailing), (vec![], 1));
+        assert_eq!(read("[]"), (vec![], 1));
     }
 
     #[test]

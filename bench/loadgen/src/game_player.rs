@@ -10,7 +10,7 @@ use std::time::Duration;
 use mio::net::TcpStream;
 
 use crate::frame::{Decoder, Event, OP_BINARY, OP_PONG, OP_TEXT};
-use crate::game::{classify, compact_ack, exact_progress, exact_wpm_len, fast_progress, write_compact_keystroke, write_keystroke, write_ping, In, Stats, LOST_AFTER_NS, PING_REF0};
+use crate::game::{classify, compact_ack, exact_batch_items, fast_progress, write_compact_keystroke, write_keystroke, write_ping, In, Stats, LOST_AFTER_NS, PING_REF0};
 use crate::now_ns;
 use crate::outbuf::OutBuf;
 use crate::proto::Protocol;
@@ -65,7 +65,8 @@ pub(crate) struct Player {
     next_ping: u64,
     next_key: u64,
     /// (typingIndex expected, sent at): keystrokes not confirmed yet (by the room's progress
-    /// update or the binary answer), and keystrokes the room has not shown yet.
+    /// update or the binary answer), and, with `--compact` only, keystrokes the room has not
+    /// shown yet (without it the room's update is the confirmation: the same queue).
     pending: VecDeque<(u64, u64)>,
     unseen: VecDeque<(u64, u64)>,
     /// (ref, sent at)
@@ -136,7 +137,9 @@ impl Player {
             }
             self.pos += 1;
             self.pending.push_back((self.pos as u64, now));
-            self.unseen.push_back((self.pos as u64, now));
+            if r.compact {
+                self.unseen.push_back((self.pos as u64, now));
+            }
             self.next_key += r.key_ns;
             if self.next_key <= now {
                 self.next_key = now + r.key_ns;
@@ -212,7 +215,11 @@ impl Player {
                 }
                 Ok(Some(Event::Binary(b))) => {
                     match compact_ack(b).filter(|_| r.compact) {
-                        Some(idx) => confirm(&mut self.pending, idx, now, stats, |s| &mut s.key),
+                        Some(idx) => {
+                            if let Some(us) = confirm(&mut self.pending, idx, now) {
+                                stats.with(|s| s.key.saturating_record(us));
+                            }
+                        }
                         None => stats.error("protocol", format!("unexpected binary frame of {} bytes", b.len())),
                     }
                     continue;
@@ -223,34 +230,14 @@ impl Player {
                 Err(e) => return Err(("protocol", e.to_string())),
             };
             // A server that coalesces publishes sends a topic's events of one tick as a JSON
-            // array of the same event objects (docs/protocol.md, "Batches"). Progress updates
-            // in the exact shape the game writes are read in one pass, each up to its end;
-            // from the first other item, the rest of the frame is walked as JSON.
+            // array of the same event objects (docs/protocol.md, "Batches"). Progress and wpm
+            // updates in the exact shape the game writes are read in one pass, each up to its
+            // end; from the first other item, the rest of the frame is walked as JSON.
             if m.first() == Some(&b'[') {
-                let mut at = 1;
-                loop {
-                    // A progress update, or the once-a-second wpm update (skipped, as a frame of its own is).
-                    let (len, progress) = match exact_progress(&m[at..], &self.prefix) {
-                        Some((pid, idx, len)) => (len, Some((pid, idx))),
-                        None => match exact_wpm_len(&m[at..], &self.skip) {
-                            Some(len) => (len, None),
-                            None => break,
-                        },
-                    };
-                    let end = at + len;
-                    let last = match m.get(end) {
-                        Some(b',') => false,
-                        Some(b']') if end + 1 == m.len() => true,
-                        _ => break,
-                    };
-                    if let Some((pid, idx)) = progress {
-                        self.on_progress(pid, idx, now, stats);
-                    }
-                    at = end + 1;
-                    if last {
-                        break;
-                    }
-                }
+                // The prefixes are held apart while the callback changes the player (moving a Vec allocates nothing).
+                let (prefix, skip) = (std::mem::take(&mut self.prefix), std::mem::take(&mut self.skip));
+                let at = exact_batch_items(m, &prefix, &skip, |pid, idx| self.on_progress(pid, idx, now, r.compact, stats));
+                (self.prefix, self.skip) = (prefix, skip);
                 if at == m.len() {
                     continue;
                 }
@@ -280,7 +267,7 @@ impl Player {
             },
         };
         match what {
-            In::Progress(pid, idx) => self.on_progress(pid, idx, now, stats),
+            In::Progress(pid, idx) => self.on_progress(pid, idx, now, r.compact, stats),
             In::Other => {}
             In::Reply(rf, _) => {
                 if let Some(k) = self.pings.iter().position(|&(pr, _)| pr == rf) {
@@ -308,11 +295,24 @@ impl Player {
         Ok(())
     }
 
-    /// A progress update of the room: this player's own confirms its keystrokes up to `idx`.
-    fn on_progress(&mut self, pid: u64, idx: u64, now: u64, stats: &Stats) {
-        if pid == self.you {
-            confirm(&mut self.pending, idx, now, stats, |s| &mut s.key);
-            confirm(&mut self.unseen, idx, now, stats, |s| &mut s.view);
+    /// A progress update of the room: this player's own confirms its keystrokes up to `idx`
+    /// and shows them to the room. Without `--compact` it is their only confirmation, so the
+    /// keystroke's latency is both its key and its view latency.
+    fn on_progress(&mut self, pid: u64, idx: u64, now: u64, compact: bool, stats: &Stats) {
+        if pid != self.you {
+            return;
+        }
+        let key = confirm(&mut self.pending, idx, now);
+        let view = if compact { confirm(&mut self.unseen, idx, now) } else { key };
+        if key.is_some() || view.is_some() {
+            stats.with(|s| {
+                if let Some(us) = key {
+                    s.key.saturating_record(us);
+                }
+                if let Some(us) = view {
+                    s.view.saturating_record(us);
+                }
+            });
         }
     }
 
@@ -331,16 +331,18 @@ impl Player {
     }
 }
 
-/// Keystrokes up to typingIndex `idx` are confirmed: the one that reached it is timed into the
-/// histogram `which` picks (earlier ones were merged into it: a batch, a tick).
-fn confirm(q: &mut VecDeque<(u64, u64)>, idx: u64, now: u64, stats: &Stats, which: fn(&mut crate::game::Second) -> &mut hdrhistogram::Histogram<u64>) {
+/// Keystrokes up to typingIndex `idx` leave the queue `q`: the latency (µs, at least 1) of the
+/// one that reached it, when it was there (earlier ones were merged into it: a batch, a tick).
+fn confirm(q: &mut VecDeque<(u64, u64)>, idx: u64, now: u64) -> Option<u64> {
+    let mut reached = None;
     while let Some(&(want, t)) = q.front() {
         if want > idx {
             break;
         }
         q.pop_front();
         if want == idx {
-            stats.with(|s| which(s).saturating_record(((now - t) / 1000).max(1)));
+            reached = Some(((now - t) / 1000).max(1));
         }
     }
+    reached
 }
