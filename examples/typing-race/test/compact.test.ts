@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ClientError } from '@tachyon/client';
 import { silentLogger, type Server } from '@tachyon/server';
-import { createGameApp, KEYSTROKES_CODE, type GameApp } from '../src/server/index.ts';
+import { createGameApp, encodeAck, KEYSTROKES_CODE, type GameApp } from '../src/server/index.ts';
 import { eventually, player, type TestPlayer } from './players.ts';
 
 const PASSAGE = 'type me quick';
@@ -164,5 +164,13 @@ test('typing race without a publish tick: binary keystrokes get no acknowledgeme
     ada.close();
     bob.close();
     await server.close({ timeout: 1000 });
+  }
+});
+
+test('the acknowledgement encodes the typing index as a u32 little-endian, all four bytes', () => {
+  for (const typingIndex of [0, 1, 255, 256, 0x12345678, 0xffffffff]) {
+    const bytes = encodeAck({ ok: true, typingIndex });
+    assert.equal(bytes.length, 4);
+    assert.equal(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true), typingIndex);
   }
 });

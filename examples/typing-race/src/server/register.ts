@@ -76,8 +76,16 @@ export const KEYSTROKES_CODE = 1;
 
 /** The acknowledgement's bytes after the code: the typing index, a u32 little-endian. */
 export function encodeAck(a: Accepted): Uint8Array {
+  // Four stores into a fresh array: an array literal goes through the generic TypedArray-from-
+  // iterable path, and `.buffer` (a DataView) would move the bytes off V8's heap. A Uint8Array
+  // keeps the low 8 bits of what is stored.
   const i = a.typingIndex;
-  return new Uint8Array([i & 0xff, (i >>> 8) & 0xff, (i >>> 16) & 0xff, (i >>> 24) & 0xff]);
+  const bytes = new Uint8Array(4);
+  bytes[0] = i;
+  bytes[1] = i >>> 8;
+  bytes[2] = i >>> 16;
+  bytes[3] = i >>> 24;
+  return bytes;
 }
 
 const ROOM_TOPIC = /^race:((?:[1-9][0-9]{0,3}-)?[A-HJ-NP-Z2-9]{6})$/;

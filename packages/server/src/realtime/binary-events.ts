@@ -32,7 +32,8 @@ export interface BinaryEvent<Reply = unknown> {
    * Answers each binary frame of this event with a binary frame: the code, then the bytes this
    * returns for the handler's value (or resolved promise). Without it a binary frame has no
    * reply. Synchronous; a throw is the event's HANDLER_ERROR (an error frame without `ref`).
-   * JSON event frames are answered as always (a JSON reply when they carry a `ref`).
+   * JSON event frames are answered as always (a JSON reply when they carry a `ref`). The
+   * bytes are copied into the frame at once, so an encoder may return a buffer it reuses.
    */
   encode?(reply: Reply): Uint8Array;
 }
@@ -61,6 +62,29 @@ export type BinaryHandler = (s: Socket<any>, ab: ArrayBuffer) => boolean;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const decodeText = (bytes: Uint8Array): string => utf8.decode(bytes);
+
+/** Payloads up to this length that are all ASCII are decoded in JavaScript. */
+const SHORT_TEXT = 32;
+
+/**
+ * The default decode of a frame's payload (the bytes after the code): a short ASCII payload (a
+ * game's keystrokes: a few characters) by String.fromCharCode, which costs less than the view
+ * and the native call TextDecoder needs; anything else through the fatal UTF-8 decoder.
+ */
+function decodeTextAfterCode(bytes: Uint8Array): string {
+  const n = bytes.length;
+  if (n - 1 <= SHORT_TEXT) {
+    let text = '';
+    let i = 1;
+    for (; i < n; i++) {
+      const b = bytes[i]!;
+      if (b >= 0x80) break;
+      text += String.fromCharCode(b);
+    }
+    if (i === n) return text;
+  }
+  return utf8.decode(bytes.subarray(1));
+}
 
 /**
  * Checks the `binary` of each event when the route is declared: the table of codes, or null
@@ -109,7 +133,7 @@ export function compileBinaryEvents(table: BinaryTable, run: RunEvent, log: Logg
     if (ev === undefined) return false;
     let data: unknown;
     try {
-      data = ev.decode(bytes.subarray(1));
+      data = ev.decode === decodeText ? decodeTextAfterCode(bytes) : ev.decode(bytes.subarray(1));
     } catch (err) {
       warnBadInput(log, { ip: s.ip, event: ev.name, size: ab.byteLength, err }, 'websocket binary event could not be decoded');
       s.sendRaw(errorFrame(undefined, 'BAD_FRAME', `Binary event ${JSON.stringify(ev.name)}: its payload could not be decoded`), false);

@@ -50,6 +50,12 @@ describe('binary events', () => {
             throw new Error('kaboom');
           },
         },
+        text: {
+          binary: 6,
+          handler(ws, text) {
+            got.push(text);
+          },
+        },
         undecodable: {
           binary: {
             code: 255,
@@ -92,6 +98,21 @@ describe('binary events', () => {
     c.ws.send('{"type":"ping","ref":9}');
     assert.deepEqual(await c.next(), { type: 'pong', ref: 9 });
     assert.deepEqual(c.messages, []);
+    c.ws.close();
+  });
+
+  test('the text decode: short ASCII (decoded in JS), the 32-byte edge, ASCII then UTF-8, long text, NUL bytes', async () => {
+    reset();
+    const c = await openWs(url);
+    const texts = ['a'.repeat(32), 'b'.repeat(33), 'abc€', `${'x'.repeat(31)}é`, 'y'.repeat(1000), 'a\u0000b\u007f', '~'];
+    for (const t of texts) c.ws.send(frame(6, t));
+    await eventually(() => got.length === texts.length);
+    assert.deepEqual(got, texts);
+    // Invalid UTF-8 after ASCII, and a lone continuation byte, on either side of the edge.
+    c.ws.send(frame(6, [0x61, 0x62, 0x80]));
+    assert.equal((await c.next()).code, 'BAD_FRAME');
+    c.ws.send(frame(6, [...utf8.encode('z'.repeat(40)), 0xff]));
+    assert.equal((await c.next()).code, 'BAD_FRAME');
     c.ws.close();
   });
 
@@ -270,6 +291,7 @@ describe('binary events with encode: answered in bytes', () => {
   let srv: Running;
   let url: string;
   const logger = recordingLogger();
+  const reused = new Uint8Array(1024);
   before(async () => {
     const app = new App({ logger: logger.logger });
     app.ws('/live', {
@@ -302,6 +324,13 @@ describe('binary events with encode: answered in bytes', () => {
           handler: () => 1,
         },
         notBytes: { binary: { code: 4, encode: () => 'not bytes' as never }, handler: () => 1 },
+        // An encoder that writes every answer into the same buffer: answers are copied at once.
+        echo: {
+          binary: { code: 6, encode: (s: string) => reused.subarray(0, utf8.encodeInto(s, reused).written) },
+          schema: z.string(),
+          reply: z.string(),
+          handler: (ws, text) => text,
+        },
         refused: {
           binary: { code: 5, encode: () => Uint8Array.of(1) },
           handler: () => {
@@ -323,6 +352,20 @@ describe('binary events with encode: answered in bytes', () => {
     c.ws.send(frame(1, 'abcdefghij'));
     assert.deepEqual(bytes(await c.next()), [1, 3, 0, 0, 0]);
     assert.deepEqual(bytes(await c.next()), [1, 10, 0, 0, 0]);
+    c.ws.close();
+  });
+
+  test('answers of every size are whole and their own, from a reused encoder buffer too, sync and async interleaved', async () => {
+    const c = await openWs(url);
+    // Frames of 256 bytes (the largest assembled in the shared buffer) and 257 (a fresh one),
+    // then shorter ones after longer ones: no byte of an earlier answer may show.
+    const texts = ['a'.repeat(255), 'b'.repeat(256), 'c', 'dd', 'e'.repeat(600), 'f'];
+    c.ws.send(frame(2, 'x')); // answered later, corked, between the others
+    for (const t of texts) c.ws.send(frame(6, t));
+    for (const t of texts) assert.deepEqual(bytes(await c.next()), [6, ...utf8.encode(t)]);
+    c.ws.send(frame(1, 'abcd'));
+    assert.deepEqual(bytes(await c.next()), [1, 4, 0, 0, 0]);
+    assert.deepEqual(bytes(await c.next()), [2, ...utf8.encode('later x')]);
     c.ws.close();
   });
 
