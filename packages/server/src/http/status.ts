@@ -15,3 +15,15 @@ export function statusLine(status: number): string {
   }
   return line;
 }
+
+const encoder = new TextEncoder();
+const lineBytes: ArrayBuffer[] = [];
+
+/**
+ * The status line as bytes, for writeStatus: the addon copies a string argument to UTF-8 on
+ * every call (V8's Utf8Length, then WriteUtf8 into a heap buffer), and reads an ArrayBuffer in
+ * place. Made once per status.
+ */
+export function statusLineBytes(status: number): ArrayBuffer {
+  return (lineBytes[status] ??= encoder.encode(statusLine(status)).buffer as ArrayBuffer);
+}

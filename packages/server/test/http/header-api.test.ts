@@ -196,6 +196,16 @@ describe('res.setHeaders()', () => {
       .setHeaders(security)
       .send('x'),
   );
+  // After a prepared set, every other way of changing the headers: the response must carry
+  // the change (a prepared set is written from its bytes only while it is all there is).
+  const withVary = prepareHeaders({ vary: 'Accept-Encoding', 'x-name': 'café' });
+  app.get('/set-then-vary', (req, res) => res.setHeaders(withVary).vary('Origin').end('x'));
+  app.get('/set-then-remove', (req, res) => res.setHeaders(security).removeHeader('link').end('x'));
+  app.get('/set-then-set', (req, res) => res.setHeaders(security).setHeaders(withVary).end('x'));
+  app.get('/set-then-append', (req, res) => res.setHeaders(security).appendHeader('link', '</c>').end('x'));
+  app.get('/set-then-status', (req, res) => res.setHeaders(withVary).status(404).end('x'));
+  app.get('/set-then-header', (req, res) => res.setHeaders(security).header('x-frame-options', 'SAMEORIGIN').end('x'));
+  app.get('/unprepared', (req, res) => res.header('x-name', 'café').end('x'));
   app.get(
     '/forged',
     attempt((req, res) => res.setHeaders({ lines: ['x-a', 'b\r\nx-injected: 1'], names: ['x-a'] } as unknown as PreparedHeaders)),
@@ -227,6 +237,32 @@ describe('res.setHeaders()', () => {
     assert.deepEqual(lines(raw, 'x-frame-options'), ['DENY']);
     assert.deepEqual(lines(raw, 'link'), ['</a>; rel=preload', '</b>; rel=preload']);
     assert.deepEqual(lines(raw, 'x-kept'), ['yes']);
+  });
+
+  test('a change after the set is sent: vary, remove, a second set, append, a header replaced, a status', async () => {
+    const get = (path: string) => rawRequest(srv.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    assert.deepEqual(lines(await get('/set-then-vary'), 'vary'), ['Accept-Encoding, origin']);
+    const removed = await get('/set-then-remove');
+    assert.deepEqual(lines(removed, 'link'), []);
+    assert.deepEqual(lines(removed, 'x-frame-options'), ['DENY']);
+    const both = await get('/set-then-set');
+    assert.deepEqual(lines(both, 'x-frame-options'), ['DENY']);
+    assert.deepEqual(lines(both, 'vary'), ['Accept-Encoding']);
+    assert.deepEqual(lines(await get('/set-then-append'), 'link'), ['</a>; rel=preload', '</b>; rel=preload', '</c>']);
+    assert.deepEqual(lines(await get('/set-then-header'), 'x-frame-options'), ['SAMEORIGIN']);
+    const status = await get('/set-then-status');
+    assert.match(status, /^HTTP\/1\.1 404 Not Found\r\n/);
+    assert.deepEqual(lines(status, 'vary'), ['Accept-Encoding']);
+  });
+
+  test('a prepared value goes out as the same bytes as res.header() sends (UTF-8)', async () => {
+    const bytesOf = async (path: string) => {
+      const raw = await rawRequest(srv.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      return lines(raw, 'x-name');
+    };
+    const prepared = await bytesOf('/set-then-status');
+    assert.deepEqual(prepared, await bytesOf('/unprepared'));
+    assert.deepEqual(prepared, [Buffer.from('café', 'utf8').toString('latin1')]);
   });
 
   test('only takes a set made by prepareHeaders(): a look-alike object is a TypeError, nothing injected', async () => {

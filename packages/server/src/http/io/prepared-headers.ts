@@ -3,6 +3,8 @@
 // `prepareHeaders()` and `res.setHeaders()` (docs/response.md).
 import { checkHeaderName, checkHeaderValue } from './header-checks.ts';
 
+const encoder = new TextEncoder();
+
 export type HeaderRecord = Readonly<Record<string, string | number | readonly string[]>>;
 
 /** Headers validated once by `prepareHeaders()`, for `res.setHeaders()`. Immutable. */
@@ -18,6 +20,14 @@ export class PreparedHeaders {
    * Never handed out. @internal
    */
   readonly _lines: string[];
+  /**
+   * `_lines` as UTF-8 bytes, one ArrayBuffer per name and per value, made once: what
+   * res.setHeaders() hands uWS while the response's headers are still exactly this set. A
+   * string argument costs the addon a UTF-8 copy per call (Utf8Length, WriteUtf8, a heap
+   * buffer); the static file scenario's 13 strings were a quarter of raw uWS's own
+   * instructions per request (bench/README.md). @internal
+   */
+  readonly _wire: readonly ArrayBuffer[];
 
   constructor(headers: HeaderRecord) {
     if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
@@ -42,6 +52,7 @@ export class PreparedHeaders {
       }
     }
     this._lines = lines;
+    this._wire = Object.freeze(lines.map((line) => encoder.encode(line).buffer as ArrayBuffer));
     this.lines = Object.freeze(lines.slice());
     this.names = Object.freeze(names);
     Object.freeze(this);

@@ -11,7 +11,7 @@ import type { Compression } from '../compression.ts';
 import { shareable, type DedupTable } from '../dedup.ts';
 import { RequestTimeoutError } from '../errors.ts';
 import type { Settings } from '../../core/settings.ts';
-import { statusLine } from '../status.ts';
+import { statusLine, statusLineBytes } from '../status.ts';
 import { lowerCaseKey } from './header-checks.ts';
 import { asciiText, type UwsResponse } from '../../uws/index.ts';
 
@@ -54,6 +54,11 @@ export abstract class ResponseCore {
   /** @internal */ declare _hooks: ResponseHooks;
   /** @internal */ declare _status: number;
   /** @internal */ declare _headers: string[] | null;
+  /**
+   * The bytes of `_headers` while it holds exactly the lines of one prepared set (res.setHeaders()
+   * on a response without headers); null once anything else changes them. @internal
+   */
+  declare _wire: readonly ArrayBuffer[] | null;
   /** @internal */ declare _state: number;
   /** @internal */ declare _sync: boolean;
   /** @internal */ declare _head: boolean;
@@ -79,6 +84,7 @@ export abstract class ResponseCore {
     this._hooks = hooks;
     this._status = 200;
     this._headers = null;
+    this._wire = null;
     this._state = OPEN;
     this._sync = true;
     this._head = head;
@@ -152,6 +158,7 @@ export abstract class ResponseCore {
   _push(key: string, value: string): void {
     // uWS computes framing itself; a second Content-Length would corrupt the response.
     if (key === 'content-length' || key === 'transfer-encoding') return;
+    this._wire = null;
     (this._headers ??= []).push(key, value);
   }
 
@@ -165,6 +172,7 @@ export abstract class ResponseCore {
     if (h !== null) {
       for (let i = 0; i < h.length; i += 2) {
         if (h[i] !== key) continue;
+        this._wire = null;
         h[i + 1] = value;
         for (let j = h.length - 2; j > i; j -= 2) if (h[j] === key) h.splice(j, 2);
         return;
@@ -177,13 +185,14 @@ export abstract class ResponseCore {
   _remove(key: string): void {
     const h = this._headers;
     if (h === null) return;
-    for (let i = h.length - 2; i >= 0; i -= 2) if (h[i] === key) h.splice(i, 2);
+    for (let i = h.length - 2; i >= 0; i -= 2) if (h[i] === key) (h.splice(i, 2), (this._wire = null));
   }
 
   /** Replaces status and headers with a copy of a prepared list (dedup replay, precomputed headers). @internal */
   _adoptHeaders(status: number, headers: readonly string[]): void {
     this._status = status;
     this._headers = headers.slice();
+    this._wire = null;
   }
 
   /** The body is being compressed off-thread: no more writes, still abortable. @internal */
@@ -291,7 +300,12 @@ export abstract class ResponseCore {
   /** Status line (when not 200) and header lines, before the body or the end. @internal */
   _writeHead(): void {
     const u = this._uws;
-    if (this._status !== 200) u.writeStatus(statusLine(this._status));
+    if (this._status !== 200) u.writeStatus(statusLineBytes(this._status));
+    const w = this._wire;
+    if (w !== null) {
+      for (let i = 0; i < w.length; i += 2) u.writeHeader(w[i]!, w[i + 1]!);
+      return;
+    }
     const h = this._headers;
     if (h !== null) for (let i = 0; i < h.length; i += 2) u.writeHeader(h[i]!, h[i + 1]!);
   }

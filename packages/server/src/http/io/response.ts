@@ -100,8 +100,10 @@ export class Response {
     const h = this._headers;
     if (h === null) {
       this._headers = lines.slice();
+      this._wire = headers._wire;
       return this;
     }
+    this._wire = null;
     const names = headers.names;
     for (let i = 0; i < names.length; i++) this._remove(names[i]!);
     for (let i = 0; i < lines.length; i++) h.push(lines[i]!);
@@ -129,7 +131,10 @@ export class Response {
       }
     }
     if (first === -1) this._push('vary', field);
-    else h![first + 1] = h![first + 1]!.trim() === '' ? field : `${h![first + 1]}, ${field}`;
+    else {
+      this._wire = null;
+      h![first + 1] = h![first + 1]!.trim() === '' ? field : `${h![first + 1]}, ${field}`;
+    }
     return this;
   }
 
