@@ -185,7 +185,11 @@ export abstract class ResponseCore {
   _remove(key: string): void {
     const h = this._headers;
     if (h === null) return;
-    for (let i = h.length - 2; i >= 0; i -= 2) if (h[i] === key) (h.splice(i, 2), (this._wire = null));
+    for (let i = h.length - 2; i >= 0; i -= 2) {
+      if (h[i] !== key) continue;
+      h.splice(i, 2);
+      this._wire = null;
+    }
   }
 
   /** Replaces status and headers with a copy of a prepared list (dedup replay, precomputed headers). @internal */
