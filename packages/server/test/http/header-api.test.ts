@@ -273,6 +273,44 @@ describe('res.setHeaders()', () => {
   });
 });
 
+describe('the Content-Type a body implies: the default for its kind, or the one set before or after', () => {
+  let srv: Running;
+  const app = new App();
+  app.get('/json', (req, res) => res.json({ a: 1 }));
+  app.get('/text', (req, res) => res.send('hi'));
+  app.get('/bytes', (req, res) => res.send(new Uint8Array([1, 2])));
+  app.get('/typed-json', (req, res) => res.type('application/x-mine').json(1));
+  app.get('/header-then-json', (req, res) => res.header('x-a', '1').json(1));
+  app.get(
+    '/json-then-type-in-hook',
+    { hooks: { onSend: [(req, res) => void res.type('text/x-late').header('x-hook', 'yes')] } },
+    (req, res) => res.json(1),
+  );
+  before(async () => {
+    srv = await start(app);
+  });
+  after(() => srv.close());
+  const get = (path: string) => rawRequest(srv.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+
+  test('one Content-Type line, the default for the body, or the one set before or after in a hook', async () => {
+    assert.deepEqual(lines(await get('/json'), 'content-type'), ['application/json; charset=utf-8']);
+    assert.deepEqual(lines(await get('/text'), 'content-type'), ['text/plain; charset=utf-8']);
+    assert.deepEqual(lines(await get('/bytes'), 'content-type'), ['application/octet-stream']);
+    assert.deepEqual(lines(await get('/typed-json'), 'content-type'), ['application/x-mine']);
+    const both = await get('/header-then-json');
+    assert.deepEqual(lines(both, 'content-type'), ['application/json; charset=utf-8']);
+    assert.deepEqual(lines(both, 'x-a'), ['1']);
+    const late = await get('/json-then-type-in-hook');
+    assert.deepEqual(lines(late, 'content-type'), ['text/x-late']);
+    assert.deepEqual(lines(late, 'x-hook'), ['yes']);
+    // The prepared line is copied: what the hook added is not in the next response.
+    const again = await get('/json');
+    assert.deepEqual(lines(again, 'content-type'), ['application/json; charset=utf-8']);
+    assert.deepEqual(lines(again, 'x-hook'), []);
+    assert.match(again, /\r\n\r\n\{"a":1\}$/);
+  });
+});
+
 describe('res.header(): checked names, checked values, replace in place', () => {
   let srv: Running;
   const app = new App();
