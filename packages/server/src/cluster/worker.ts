@@ -65,6 +65,8 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   // What the cluster's App joins (app.joinCluster): the first App the factory builds, or the
   // one it returns if that was built outside it. Only that App is the cluster's.
   let joined = false;
+  // The App's requests between workers (app.cluster.request()/handle()), once it connects.
+  let peers: Rpc | undefined;
   const member: ClusterMember = {
     worker: data.id,
     workers: data.workers,
@@ -81,6 +83,7 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
     },
     connect(requests) {
       // app.cluster.request()/handle(): over the same ports as the bus, worker to worker.
+      peers = requests;
       requests.connect(data.id, (to, message) => bus.message(to, message));
       bus.onMessage = (from, message) => requests.receive(from, message);
       bus.onPeerGone = (id) => requests.peerGone(id);
@@ -98,9 +101,15 @@ export async function runWorker(data: WorkerData, factory: AppFactory): Promise<
   };
   const beats = new Int32Array(data.heartbeats);
   setInterval(() => Atomics.add(beats, data.id, 1), data.heartbeatEvery).unref();
-  // After the start, a throw nobody caught ends this worker: the primary logs and replaces it.
+  // After the start, a throw nobody caught ends this worker: the primary logs and replaces it,
+  // and tells the other workers it is gone. So from that throw on, their requests get no
+  // answer from this worker's suspect state (they get WORKER_GONE from the primary's word),
+  // though it runs until the primary's abort arrives.
   let started = false;
-  const fatal = (error: unknown) => post({ type: started ? 'fatal' : 'failed', error });
+  const fatal = (error: unknown) => {
+    if (started) peers?.close();
+    post({ type: started ? 'fatal' : 'failed', error });
+  };
   process.on('uncaughtException', fatal);
   process.on('unhandledRejection', fatal);
 

@@ -2,6 +2,9 @@
 // worker threads), each failure a clear rejection, never a crash; and the same API in one
 // process, handled locally.
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { App, ClusterRequestError } from '../../src/index.ts';
 import { fromEachWorker, get, startCluster, waitFor, type Cluster } from './harness.ts';
@@ -104,6 +107,27 @@ test('the asked worker dies: its pending requests reject at once (not at the tim
     'the victim answering',
   );
   assert.ok(!cluster.lines.slice(mark).some((l) => /replacing it/.test(l?.msg ?? '') && l.worker === survivor), 'the asker kept running');
+});
+
+test('a worker serves no request it reads after its uncaught exception: the handler never runs, the asker gets WORKER_GONE', async () => {
+  const mark = cluster.lines.length;
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'tachyon-dying-')), 'touched');
+  const { body } = await get(cluster.port, `/ask-dying?file=${encodeURIComponent(file)}`);
+  const victim = other(body.asker);
+  assert.deepEqual(body.first, { reply: { busy: victim } });
+  assert.equal(body.late.error?.code, 'WORKER_GONE', JSON.stringify(body.late));
+  assert.match(body.late.error.message, new RegExp(`worker ${victim} stopped before answering "touch"`));
+  await waitFor(
+    () => cluster.lines.slice(mark).some((l) => /uncaught exception: replacing it/.test(l?.msg ?? '') && l.worker === victim),
+    8000,
+    'the victim replaced',
+  );
+  await waitFor(
+    async () => (await askFrom(body.asker, { to: victim, channel: 'echo', data: '1' })).reply?.at === victim,
+    8000,
+    'the victim answering again',
+  );
+  assert.ok(!existsSync(file), 'the crashed worker ran a request it read after its crash');
 });
 
 test('outside a cluster: worker 0 is this process, handled locally with the same errors', async () => {

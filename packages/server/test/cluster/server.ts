@@ -2,6 +2,7 @@
 // running in the primary and again in every worker. Configured by environment variables
 // (the tests set WORKERS, STALL_MS, FACTORY_THROWS, COALESCE, TLS_KEY/TLS_CERT, METRICS_TIMEOUT). The primary
 // prints one JSON line `{ "ready": port, ... }` once listening; logs are JSON lines.
+import { writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { App, cluster, jsonLogger, metrics } from '../../src/index.ts';
 import { workerStats } from '../../src/cluster/worker.ts';
@@ -100,6 +101,20 @@ const server = await cluster(
     });
     app.cluster.handle('never', () => new Promise(() => {}));
     app.cluster.handle('bad-reply', () => ({ fn: () => 1 }));
+    // Answers at once, then on its next turn blocks for `ms` and throws: what reached it meanwhile is read after the crash.
+    app.cluster.handle('busy-then-die', (ms: number) => {
+      setTimeout(() => {
+        const end = Date.now() + ms;
+        while (Date.now() < end);
+        throw new Error('worker bug after a busy spell');
+      });
+      return { busy: app.worker };
+    });
+    // A request with a side effect outside the worker: whether its handler ran shows after the worker is gone.
+    app.cluster.handle('touch', (file: string) => {
+      writeFileSync(file, String(app.worker));
+      return { touched: app.worker };
+    });
     app.cluster.handle('die', () => {
       setTimeout(() => {
         throw new Error('worker bug while asked');
@@ -121,6 +136,14 @@ const server = await cluster(
       // again=1: asks once more as soon as the first settled (a worker that just died is not back yet).
       const again = q.again ? await ask(to, 'echo', 'again') : undefined;
       return { asker: app.worker, ms: Date.now() - started, ...first, again };
+    });
+    // Asks the other worker to block then die, and while it is blocked asks it to touch a file:
+    // that request is only read after its crash.
+    app.get('/ask-dying', async (req) => {
+      const to = app.worker === 1 ? 2 : 1;
+      const first = await ask(to, 'busy-then-die', 400);
+      await new Promise((r) => setTimeout(r, 100));
+      return { asker: app.worker, first, late: await ask(to, 'touch', String(req.query.file), 5000) };
     });
     // request-all.test.ts: app.requestAll() gathers every worker's subscribers.
     app.get('/request-all', async (req) => {
