@@ -12,14 +12,10 @@ set -euo pipefail
 BIN=$(realpath "$1"); PLAYERS=$2; RATE=${3:-250}; PEER=${4:-tachyon}; HOLD=${HOLD:-10}
 cd "$(dirname "$0")/../../.."
 ulimit -n 65536 2>/dev/null || true
-LOG=$(mktemp)
+. bench/loadgen/scripts/pinned-server.sh
 METRICS=$(mktemp)
-PORT=$((20000 + RANDOM % 20000))
-GAME_METRICS_FILE=$METRICS GAME_WAIT_SECONDS=2 PORT=$PORT taskset -c 0 node_modules/.bin/node "bench/servers/game-$PEER.mjs" >"$LOG" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; rm -f "$LOG" "$METRICS"' EXIT
-for _ in $(seq 100); do grep -q READY "$LOG" && break; sleep 0.1; done
-grep -q READY "$LOG" || { cat "$LOG"; exit 1; }
+trap 'kill ${SERVER:-} 2>/dev/null || true; rm -f "${LOG:-}" "$METRICS"' EXIT
+GAME_METRICS_FILE=$METRICS GAME_WAIT_SECONDS=2 start_server "game-$PEER.mjs"
 # Arrivals, then the last room's wait (2 s) and countdown (3 s), then HOLD seconds.
 DURATION=$(( (PLAYERS + RATE - 1) / RATE + 7 + HOLD ))
 RUN=(taskset -c 1 "$BIN" game --url "ws://127.0.0.1:$PORT/ws" --protocol tachyon --rate "$RATE" \

@@ -9,20 +9,25 @@
 #   heavy bench/loadgen/scripts/game-join-cpu.sh bench/loadgen/target/release/loadgen uws
 #   heavy bench/loadgen/scripts/game-join-cpu.sh bench/loadgen/target/release/loadgen tachyon
 set -euo pipefail
+usage() {
+  echo "usage: $0 LOADGEN [PEER (tachyon)] [PLAYERS (3000)] [RATE (150)]: whole numbers, at least 5 s of arrivals" >&2
+  exit 2
+}
+[[ $# -ge 1 && -x ${1:-} ]] || usage
 BIN=$(realpath "$1"); PEER=${2:-tachyon}; PLAYERS=${3:-3000}; RATE=${4:-150}
+[[ $PLAYERS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] || usage
+# The window starts 3 s in and ends with the arrivals: it needs a few seconds of them.
+ARRIVALS=$(( (PLAYERS + RATE - 1) / RATE ))
+((ARRIVALS >= 5)) || usage
 cd "$(dirname "$0")/../../.."
 ulimit -n 65536 2>/dev/null || true
-LOG=$(mktemp); OUT=$(mktemp)
-PORT=$((20000 + RANDOM % 20000))
-GAME_WAIT_SECONDS=2 PORT=$PORT taskset -c 0 node_modules/.bin/node "bench/servers/game-$PEER.mjs" >"$LOG" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; rm -f "$LOG" "$OUT"' EXIT
-for _ in $(seq 100); do grep -q READY "$LOG" && break; sleep 0.1; done
-grep -q READY "$LOG" || { cat "$LOG"; exit 1; }
-ARRIVALS=$(( (PLAYERS + RATE - 1) / RATE ))
+. bench/loadgen/scripts/pinned-server.sh
+OUT=$(mktemp)
+trap 'kill ${SERVER:-} 2>/dev/null || true; rm -f "${LOG:-}" "$OUT"' EXIT
+GAME_WAIT_SECONDS=2 start_server "game-$PEER.mjs"
 ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }
 taskset -c 1 "$BIN" game --url "ws://127.0.0.1:$PORT/ws" --protocol tachyon --rate "$RATE" --max-players "$PLAYERS" \
-  --duration $((ARRIVALS + 4)) --keystroke-ms 1000000 --quiet --server-pid "$SERVER" --setup-timeout 60 >"$OUT" || true &
+  --duration $((ARRIVALS + 4)) --keystroke-ms 1000000 --quiet --setup-timeout 60 >"$OUT" || true &
 GEN=$!
 sleep 3; T0=$(ticks); sleep $((ARRIVALS - 3)); T1=$(ticks)
 wait $GEN

@@ -9,13 +9,9 @@
 set -euo pipefail
 BIN=$(realpath "$1"); SECONDS_=${2:-4}
 cd "$(dirname "$0")/../../.."
-LOG=$(mktemp)
-PORT=$((20000 + RANDOM % 20000))
-PORT=$PORT taskset -c 0 node_modules/.bin/node bench/servers/uws.mjs >"$LOG" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; rm -f "$LOG" "$LOG.echo" "$LOG.fanout"' EXIT
-for _ in $(seq 100); do grep -q READY "$LOG" && break; sleep 0.1; done
-grep -q READY "$LOG" || { cat "$LOG"; exit 1; }
+. bench/loadgen/scripts/pinned-server.sh
+trap 'kill ${SERVER:-} 2>/dev/null || true; [ -z "${LOG:-}" ] || rm -f "$LOG" "$LOG.echo" "$LOG.fanout"' EXIT
+start_server uws.mjs
 U="ws://127.0.0.1:$PORT"
 summary='const r = JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop());
 const rate = r.msgs_per_s ?? r.delivered_per_s;
