@@ -1,6 +1,6 @@
 // Game-capacity peer: Bun.serve and its native (uWebSockets-based) WebSocket pub/sub, the
 // same rules, Tachyon's wire protocol by hand.
-import { benchGuest, createGame, envelope, handleTachyonFrame, reportMetrics } from './game-common.mjs';
+import { createGame, envelope, handleTachyonFrame, matchmakeCookie, reportMetrics, upgradeGuest } from './game-common.mjs';
 import { portFromEnv, ready } from './shared.mjs';
 
 let server;
@@ -10,10 +10,17 @@ server = Bun.serve({
   port: portFromEnv(),
   hostname: '127.0.0.1',
   routes: {
-    '/api/pvp/matchmake': () => Response.json({ roomCode: game.matchmake(Date.now()) }),
+    '/api/pvp/matchmake': (req) => {
+      const cookie = matchmakeCookie(req.headers.get('cookie'));
+      const body = { roomCode: game.matchmake(Date.now()) };
+      return Response.json(body, cookie === undefined ? undefined : { headers: { 'set-cookie': cookie } });
+    },
   },
   fetch(req, srv) {
-    if (new URL(req.url).pathname === '/ws' && srv.upgrade(req, { data: { guest: benchGuest(), roomCode: null, playerId: 0 } }))
+    if (
+      new URL(req.url).pathname === '/ws' &&
+      srv.upgrade(req, { data: { guest: upgradeGuest(req.headers.get('cookie')), roomCode: null, playerId: 0 } })
+    )
       return undefined;
     return new Response(null, { status: 404 });
   },

@@ -1,11 +1,13 @@
 // What every peer of the game-capacity benchmark (`npm run bench:game`) shares: the typing
 // race's rules themselves (examples/typing-race/src/game: plain TypeScript that Node >= 22.18
-// and Bun run directly), the benchmark's settings, and the per-second server metrics.
+// and Bun run directly), its guests (identity cookies, below), the benchmark's settings, and the
+// per-second server metrics.
 //
 // GAME_METRICS_FILE: where each peer appends one JSON line a second:
 //   {"t":<ms epoch>,"cpu":<% of one core>,"rssMb":..,"eldMeanMs":..,"eldMaxMs":..}
 // Event-loop delay is measured the same way on every runtime (Bun has no
 // monitorEventLoopDelay): a 10 ms timer, and how late each of its ticks fires.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { Game, TICK_MS, isGameError, longPassage, roomTopic, ROOM_CODE } from '../../examples/typing-race/src/game/index.ts';
 
@@ -26,12 +28,53 @@ export function createGame(publish) {
   return game;
 }
 
-/** A player id that is stable for this connection only (bench clients have no cookie). */
-let guests = 0;
-export const benchGuest = () => {
-  const id = `g${++guests}`;
-  return { id, name: id };
-};
+// ------------------------------------------------------------------ guests
+// What the typing race does for a player's identity (examples/typing-race/src/server/guest.ts),
+// done by hand so every peer does the same work per player: matchmaking reads the Cookie
+// header and, without a valid guest cookie, draws a guest id (randomBytes) and sets the
+// cookie, signed with HMAC-SHA256; the upgrade reads the cookie again, and draws another id
+// when there is none. The load generator sends no cookies, so each player costs two draws,
+// one signature and one Set-Cookie line here, as it does in the typing race.
+const COOKIE_SECRET = 'bench';
+const MAX_AGE_S = 30 * 24 * 3600;
+const GUEST_COOKIE = /(?:^|;\s*)guest=([^;]*)/;
+
+const mac = (value) => createHmac('sha256', COOKIE_SECRET).update(value).digest('base64url');
+
+function newGuest() {
+  const id = randomBytes(9).toString('base64url');
+  return { id, name: `Guest ${id.slice(0, 4)}` };
+}
+
+/** The guest of a Cookie header (`guest=<id>.<name>.<signature>`), verified; undefined without one. */
+function cookieGuest(header) {
+  const m = header ? GUEST_COOKIE.exec(header) : null;
+  if (m === null) return undefined;
+  let signed;
+  try {
+    signed = decodeURIComponent(m[1]);
+  } catch {
+    return undefined;
+  }
+  const sig = signed.lastIndexOf('.');
+  const dot = signed.indexOf('.');
+  if (dot <= 0 || sig <= dot) return undefined;
+  const given = Buffer.from(signed.slice(sig + 1));
+  const expected = Buffer.from(mac(signed.slice(0, sig)));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  return { id: signed.slice(0, dot), name: signed.slice(dot + 1, sig) };
+}
+
+/** At matchmaking: the Set-Cookie line for a new guest, or undefined when the cookie holds one. */
+export function matchmakeCookie(cookieHeader) {
+  if (cookieGuest(cookieHeader) !== undefined) return undefined;
+  const guest = newGuest();
+  const value = `${guest.id}.${guest.name}`;
+  return `guest=${encodeURIComponent(`${value}.${mac(value)}`)}; Max-Age=${MAX_AGE_S}; Path=/; HttpOnly; SameSite=Lax`;
+}
+
+/** At the upgrade: the cookie's guest, or a new one for this connection only. */
+export const upgradeGuest = (cookieHeader) => cookieGuest(cookieHeader) ?? newGuest();
 
 export function reportMetrics() {
   const file = process.env.GAME_METRICS_FILE;

@@ -1,7 +1,7 @@
 // The typing race on Socket.IO, for both Socket.IO peers (on ws and on uWebSockets.js): the
 // same rules; a room is a Socket.IO room; events with acknowledgements for replies.
 import { Server } from 'socket.io';
-import { benchGuest, createGame, isGameError, reportMetrics, ROOM_CODE } from './game-common.mjs';
+import { createGame, isGameError, reportMetrics, ROOM_CODE, upgradeGuest } from './game-common.mjs';
 
 const refused = (e) => ({ error: `${e.code}: ${e.message}` });
 
@@ -10,7 +10,7 @@ export function gameIo(attach) {
   attach(io);
   const game = createGame((roomCode, event, data) => io.to(roomCode).emit(event, data));
   io.on('connection', (socket) => {
-    const s = { guest: benchGuest(), roomCode: null, playerId: 0 };
+    const s = { guest: upgradeGuest(socket.handshake.headers.cookie), roomCode: null, playerId: 0 };
     const answer = (ack, r) => {
       if (typeof ack === 'function') ack(isGameError(r) ? refused(r) : r);
     };

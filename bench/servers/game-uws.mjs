@@ -1,15 +1,18 @@
 // Game-capacity peer: raw uWebSockets.js written by hand (the ceiling): the same rules, and
 // Tachyon's wire protocol parsed with JSON.parse, published with uWS topics.
 import uWS from 'uWebSockets.js';
-import { benchGuest, createGame, envelope, handleTachyonFrame, reportMetrics } from './game-common.mjs';
+import { createGame, envelope, handleTachyonFrame, matchmakeCookie, reportMetrics, upgradeGuest } from './game-common.mjs';
 import { portFromEnv, ready } from './shared.mjs';
 
 const app = uWS.App();
 const game = createGame((roomCode, event, data) => app.publish(`race:${roomCode}`, envelope(roomCode, event, data)));
 const decoder = new TextDecoder();
 
-app.get('/api/pvp/matchmake', (res) => {
-  res.writeHeader('content-type', 'application/json').end(JSON.stringify({ roomCode: game.matchmake(Date.now()) }));
+app.get('/api/pvp/matchmake', (res, req) => {
+  const cookie = matchmakeCookie(req.getHeader('cookie'));
+  res.writeHeader('content-type', 'application/json');
+  if (cookie !== undefined) res.writeHeader('set-cookie', cookie);
+  res.end(JSON.stringify({ roomCode: game.matchmake(Date.now()) }));
 });
 
 app.ws('/ws', {
@@ -17,7 +20,7 @@ app.ws('/ws', {
   idleTimeout: 120,
   upgrade(res, req, context) {
     res.upgrade(
-      { s: { guest: benchGuest(), roomCode: null, playerId: 0 } },
+      { s: { guest: upgradeGuest(req.getHeader('cookie')), roomCode: null, playerId: 0 } },
       req.getHeader('sec-websocket-key'),
       req.getHeader('sec-websocket-protocol'),
       req.getHeader('sec-websocket-extensions'),
