@@ -52,6 +52,14 @@ export interface AppOptions {
    * Default false (off: no work per request).
    */
   validateResponses?: boolean;
+  /**
+   * Validate with Zod's generated parser (`z.compile`, Zod 4.6 and later): every Zod schema
+   * of a route or a WebSocket event is compiled once at startup, about 20 times faster than
+   * `safeParse` on a 1 KB object, with the same results and the same errors (docs/validation.md,
+   * "Compiled schemas"). Schemas of another Zod version than the one Tachyon imports, or ones
+   * Zod cannot compile, run as they are. Default true.
+   */
+  compileSchemas?: boolean;
   /** Compress responses (brotli/gzip) for every route; routes override with `compress`. Default off. */
   compression?: boolean | CompressionOptions;
   /** Serve HTTPS: key and cert as PEM text or file paths; `sni` for extra hostnames. */
@@ -90,6 +98,7 @@ const APP_KEYS = Object.keys({
   trailingSlash: true,
   exposeErrors: true,
   validateResponses: true,
+  compileSchemas: true,
   compression: true,
   tls: true,
   coalescePublishes: true,
@@ -145,6 +154,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     throw new TypeError('cookieSecret must be a non-empty string or array of them');
   if (o.validateResponses !== undefined && typeof o.validateResponses !== 'boolean')
     throw new TypeError('validateResponses must be a boolean');
+  if (o.compileSchemas !== undefined && typeof o.compileSchemas !== 'boolean') throw new TypeError('compileSchemas must be a boolean');
   const tp = o.trustProxy ?? false;
   if (!(typeof tp === 'boolean' || typeof tp === 'function' || (Number.isInteger(tp) && tp >= 0)))
     throw new TypeError('trustProxy must be a boolean, a hop count or a function');
@@ -156,6 +166,7 @@ export function resolveAppOptions(options: AppOptions): ResolvedOptions {
     requestTimeout: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
     exposeErrors: o.exposeErrors ?? process.env.NODE_ENV === 'development',
     validateResponses: o.validateResponses ?? false,
+    compileSchemas: o.compileSchemas ?? true,
     requestId: resolveRequestId(o.requestId),
     accessLog: resolveAccessLog(o.accessLog),
   };

@@ -21,6 +21,7 @@ import type { ResolvedOptions } from './options.ts';
 import type { ClusterMember } from './cluster-member.ts';
 import type { Running } from './server.ts';
 import { compileApp } from './compile.ts';
+import { loadSchemaCompiler } from '../http/schema-compile.ts';
 
 /** What the start reads from its App, as it stands when the start begins (joinCluster() cannot come later). @internal */
 export interface StartParts {
@@ -57,6 +58,7 @@ export async function startApp(p: StartParts): Promise<Running> {
   const o = p.config;
   setUpMiddleware(p.app, p.hub, p.member);
   if (p.member !== undefined && p.member.workers > 1) refuseFallbackInCluster(p.wsRoutes);
+  if (p.settings.compileSchemas) await loadSchemaCompiler();
   const uws = compileApp({
     root: p.app,
     dispatcher: { settings: p.settings, tracker: p.tracker, tls: o.tls !== undefined, dedup: p.dedup },

@@ -39,6 +39,8 @@ export interface Settings {
   readonly exposeErrors: boolean;
   /** Check replies against routes' `response` schemas (development; http/reply-check.ts). */
   readonly validateResponses: boolean;
+  /** Give Zod schemas Zod's generated parser, `z.compile` (http/schema-compile.ts). */
+  readonly compileSchemas: boolean;
   /** Request ids in the response header and on log lines; null when off (docs/logging.md). */
   readonly requestId: RequestIdConfig | null;
   /** One log line per request; null when off. */

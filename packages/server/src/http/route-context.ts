@@ -47,6 +47,8 @@ export class CompiledRoute {
   readonly stringify: Stringify | null;
   /** Whether requests are timed (an onResponse hook wants their duration): compile-route.ts starts the clock. */
   readonly timed: boolean;
+  /** Whether Zod schemas get Zod's generated parser (the compileSchemas option): the validation step reads it. */
+  readonly compileSchemas: boolean;
   /** The response calls this instead of writing a body when the route has onSend hooks (response.ts, end()). */
   readonly onSend: ((req: Request<any>, res: Response, body: Body | undefined) => void) | null;
   private readonly errorHandlers: ErrorHandler[];
@@ -63,6 +65,7 @@ export class CompiledRoute {
     this.dedup = dedup;
     this.errorHandlers = spec.errorHandlers;
     this.settings = settings;
+    this.compileSchemas = settings.compileSchemas;
     const hooks = (this.hooks = spec.hooks ?? NO_HOOKS);
     this.timed = hooks.onResponse !== undefined;
     this.observed = hooks.onResponse !== undefined || hooks.onAbort !== undefined;

@@ -21,11 +21,12 @@ export interface ValidationSpec {
 /** Validates params, query, headers and cookies synchronously, then reads and validates the body if asked. */
 export function validationStep(spec: ValidationSpec, rest: Step, route: CompiledRoute): Step | undefined {
   const s = spec.schemas;
-  const params = s.params && compileValidator('params', s.params);
-  const query = s.query && compileValidator('query', s.query);
-  const headers = s.headers && compileValidator('headers', s.headers);
-  const cookies = s.cookies && compileValidator('cookies', s.cookies);
-  const body = s.body && compileValidator('body', s.body);
+  const compile = route.compileSchemas;
+  const params = s.params && compileValidator('params', s.params, compile);
+  const query = s.query && compileValidator('query', s.query, compile);
+  const headers = s.headers && compileValidator('headers', s.headers, compile);
+  const cookies = s.cookies && compileValidator('cookies', s.cookies, compile);
+  const body = s.body && compileValidator('body', s.body, compile);
   if (!params && !query && !headers && !cookies && !body) return undefined;
   const consumes = spec.consumes;
 

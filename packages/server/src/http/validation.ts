@@ -1,5 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { ValidationError, type ValidationIssue, type ValidationTarget } from './errors.ts';
+import { compiledSchema } from './schema-compile.ts';
 
 export type Schema<Output = unknown> = StandardSchemaV1<unknown, Output>;
 export type Infer<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : never;
@@ -16,10 +17,14 @@ interface ZodIssueLike {
 
 export type Validator = (value: unknown) => unknown; // returns the output, a Promise of it, or throws ValidationError
 
-/** Compiles a schema into a validator once, when the route is compiled. */
-export function compileValidator(target: ValidationTarget, schema: Schema): Validator {
-  const zod = asZod(schema);
-  if (zod) {
+/**
+ * Compiles a schema into a validator once, when the route is compiled. `compile`: use Zod's
+ * generated parser for a Zod schema (the `compileSchemas` option; schema-compile.ts).
+ */
+export function compileValidator(target: ValidationTarget, schema: Schema, compile: boolean): Validator {
+  const source = asZod(schema);
+  if (source) {
+    const zod = compile ? compiledSchema(source) : source;
     return (value) => {
       let result;
       try {

@@ -102,11 +102,12 @@ export function compileControl(
   onEvent: readonly WsHooks['onEvent'][] = [],
   aroundEvent: readonly WsHooks['aroundEvent'][] = [],
   shared: { keys: SharedKeys; scope: string } | null = null,
+  compileSchemas = true,
 ): { control: ControlHandler; event: RunEvent } {
   const events = new Map<string, CompiledEvent>();
   for (const [name, def] of Object.entries(b.events ?? {}) as [string, WsEvent<unknown, Schema | undefined>][]) {
     events.set(name, {
-      validate: def.schema ? compileValidator('body', def.schema) : null,
+      validate: def.schema ? compileValidator('body', def.schema, compileSchemas) : null,
       handler: def.handler as CompiledEvent['handler'],
     });
   }

@@ -103,7 +103,7 @@ function compileBehavior(
   const keys = limits.idempotency.store ?? hub.sharedKeys;
   keys?.useLogger?.(log);
   const shared = keys === null ? null : { keys, scope: spec.pattern.path };
-  const { control, event } = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared);
+  const { control, event } = compileControl(b, limits, log, hub, hooks.onEvent, hooks.aroundEvent, shared, settings.compileSchemas);
   const binaryEvents = limits.binary;
   const binary = binaryEvents === null ? null : compileBinaryEvents(binaryEvents, event, log);
   const aroundEvent = hooks.aroundEvent;
