@@ -18,7 +18,12 @@ const root = dirname(here);
  * from its source: an async target run with --sync is not awaited, and its calls pile up until
  * libFuzzer stops it out of memory (fallback-frames did, listed by hand then).
  */
-const isAsync = (name) => /export\s+async\s+function\s+fuzz\b/.test(readFileSync(join(here, 'targets', `${name}.mjs`), 'utf8'));
+const source = (name) => readFileSync(join(here, 'targets', `${name}.mjs`), 'utf8');
+const isAsync = (name) => /export\s+async\s+function\s+fuzz\b/.test(source(name));
+// A target whose interesting branches live in a dependency (the schema-compile target: zod's
+// parsers) names it in a `// fuzz-instrument: <path>` line, so the fuzzer gets coverage from
+// it too; everything else is instrumented under packages/ only.
+const instrumented = (name) => ['packages/', ...[...source(name).matchAll(/^\/\/ fuzz-instrument: (\S+)$/gm)].map((m) => m[1])];
 
 function parseArgs(argv) {
   const out = { seconds: 60, targets: [] };
@@ -47,8 +52,7 @@ function runTarget(name, seconds) {
     join(here, 'targets', `${name}.mjs`),
     work,
     join(here, 'corpus', name),
-    '-i',
-    'packages/',
+    ...instrumented(name).flatMap((path) => ['-i', path]),
     '--timeout',
     '3000',
     ...(isAsync(name) ? [] : ['--sync']),
