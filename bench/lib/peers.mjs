@@ -82,6 +82,13 @@ export const PEERS = {
     packages: ['@tachyon/server', 'zod'],
     about: "Tachyon's web-standard bridge: one fetch handler (routing by hand) through app.mount('/')",
   },
+  'tachyon-zod-runtime': {
+    label: 'Tachyon, Zod uncompiled',
+    runtime: 'node',
+    packages: ['@tachyon/server', 'zod'],
+    about:
+      "Tachyon with compileSchemas: false: Zod's safeParse as written, what the raw uWS peer runs (the default compiles each schema, z.compile)",
+  },
   'node-http': { label: 'node:http', runtime: 'node', packages: [], about: "Node's own HTTP server, routing by hand" },
   express: { label: 'Express', runtime: 'node', packages: ['express'], about: 'Express 5 (express.static on the static scenarios)' },
   fastify: {

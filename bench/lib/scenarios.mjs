@@ -16,6 +16,7 @@ export const PEER_ORDER = [
   'tachyon-otel-off',
   'tachyon-all',
   'tachyon-mount',
+  'tachyon-zod-runtime',
   'node-http',
   'express',
   'fastify',
@@ -101,7 +102,7 @@ export const SCENARIOS = {
     unit: 'req/s',
     per: 'req',
     path: '/users/42?fields=a,b',
-    peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS, 'tachyon-mount'],
+    peers: [...HTTP_DYNAMIC, ...MIDDLEWARE_PEERS, 'tachyon-mount', 'tachyon-zod-runtime'],
     title: 'GET /users/:id?fields=a,b: middleware, params + query validation, ~216 B JSON',
   },
   'http-realistic-post': {
@@ -110,7 +111,7 @@ export const SCENARIOS = {
     per: 'req',
     path: '/users',
     method: 'POST',
-    peers: [...HTTP_DYNAMIC, 'tachyon-mount'],
+    peers: [...HTTP_DYNAMIC, 'tachyon-mount', 'tachyon-zod-runtime'],
     title: 'POST /users: middleware, 1 KB JSON body parsed and validated → 201 JSON',
   },
   'http-static-4k': {
@@ -199,8 +200,8 @@ export const SCENARIOS = {
   },
 };
 
-/** Peers that run only when named with --peers (a full run leaves them out): the middleware peers and tachyon-mount. */
-export const OPT_IN_PEERS = [...MIDDLEWARE_PEERS, 'tachyon-mount'];
+/** Peers that run only when named with --peers (a full run leaves them out): the middleware peers, tachyon-mount and tachyon-zod-runtime. */
+export const OPT_IN_PEERS = [...MIDDLEWARE_PEERS, 'tachyon-mount', 'tachyon-zod-runtime'];
 
 /** Short names accepted by --only (the quick harness's names). */
 export const ALIASES = {

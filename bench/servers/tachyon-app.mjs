@@ -3,11 +3,16 @@
 import { App } from '@tachyon/server';
 import { Params, Query, UserCreate, createdBody, userBody, WS_MAX_PAYLOAD } from './shared.mjs';
 
-/** The App options the peer's environment asks for (TACHYON_COALESCE). */
+/** The App options the peer's environment asks for (TACHYON_COALESCE, TACHYON_COMPILE_SCHEMAS). */
 export function baseOptions() {
+  const options = {};
   // TACHYON_COALESCE=1 (the `tachyon-coalesced` peer): publishes within one event-loop
   // iteration go out as one batch frame per topic.
-  return process.env.TACHYON_COALESCE === '1' ? { coalescePublishes: true } : {};
+  if (process.env.TACHYON_COALESCE === '1') options.coalescePublishes = true;
+  // TACHYON_COMPILE_SCHEMAS=0 (the `tachyon-zod-runtime` peer): Zod's safeParse as the other
+  // peers run it, not the compiled parser Tachyon uses by default.
+  if (process.env.TACHYON_COMPILE_SCHEMAS === '0') options.compileSchemas = false;
+  return options;
 }
 
 /** `install(app)` runs before the routes are declared (the middleware peers' app-wide middleware). */
