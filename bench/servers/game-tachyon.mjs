@@ -11,7 +11,9 @@ const game = createGameApp({
   cookieSecret: 'bench',
   config: GAME_CONFIG,
   passages: [longPassage(40_000)],
-  app: { logger: jsonLogger('warn') },
+  // TACHYON_COMPILE_SCHEMAS=0: the events validated by Zod's safeParse, not the compiled parser
+  // (to price compileSchemas on the game, as the tachyon-zod-runtime peer does on HTTP).
+  app: { logger: jsonLogger('warn'), compileSchemas: process.env.TACHYON_COMPILE_SCHEMAS !== '0' },
   publishTick: process.env.GAME_TICK_MS ? Number(process.env.GAME_TICK_MS) : undefined,
 });
 reportMetrics();
