@@ -4,7 +4,7 @@
 // brings virtual players at a fixed rate until the latency or errors break the limit.
 //
 //   --peers tachyon,socketio-uws,socketio,bun,uws   --rate 100 (players/s)   --duration 180 (s, at most)
-//   --runs 1 (fresh server each; the median capacity counts)   --max-players 18000   --stop-after-bad 3 (bad seconds in a row)   --p95-limit-ms 50   --wait-seconds 2
+//   --runs 1 (fresh server each, in rounds over the peers; the median capacity counts)   --max-players 18000   --stop-after-bad 3 (bad seconds in a row)   --p95-limit-ms 50   --wait-seconds 2
 //   --compact-tick 0 (ms: the tachyon-compact peer's publish tick; 0, the default: no tick, binary keystrokes only;
 //                     with a tick, keystrokes are acknowledged in binary at once and the room sees them within the
 //                     tick: a second is also bad when that "view" p95 reaches the tick + --p95-limit-ms)
@@ -214,24 +214,31 @@ async function runOnce(peer, def, argv, runNo) {
 }
 
 const runs = Math.max(1, Number(o.runs));
-const results = [];
-for (const peer of peers) {
+const plan = peers.map((peer) => {
   const def = GAME_PEERS[peer];
   const script = path.join('servers', `game-${def.script ?? peer}.mjs`);
   const argv = def.runtime === 'bun' ? [runtimes.bun.bin, script] : [process.execPath, script];
-  log(`\nbench:game: ${def.label} (${def.about}) at ${o.rate} players/s, ${runs} run(s)`);
-  const all = [];
-  for (let i = 1; i <= runs; i++) all.push(await runOnce(peer, def, argv, i));
+  log(`bench:game: ${def.label} (${def.about}) at ${o.rate} players/s, ${runs} run(s)`);
+  return { peer, def, argv, all: [] };
+});
+// In rounds (run 1 of every peer, then run 2, …), not one peer after another: the host's
+// drift over a long invocation (steal, a neighbour's load) then falls on every peer alike,
+// and the ratios compare runs minutes apart rather than a quarter of an hour.
+for (let i = 1; i <= runs; i++) {
+  if (runs > 1) log(`\nbench:game: round ${i} of ${runs}`);
+  for (const p of plan) p.all.push(await runOnce(p.peer, p.def, p.argv, i));
+}
+const results = plan.map(({ peer, def, all }) => {
   // The run with the median capacity stands for the peer (its timeline feeds the charts).
   const median = [...all].sort((a, b) => a.capacity.players - b.capacity.players)[(all.length - 1) >> 1];
-  results.push({
+  return {
     peer,
     label: def.label,
     ...median,
     capacities: all.map((r) => r.capacity.players),
     runs: all.map(({ timeline, ...rest }) => rest),
-  });
-}
+  };
+});
 
 // ------------------------------------------------------------------ report
 const cap = Object.fromEntries(results.map((r) => [r.peer, r.capacity.players]));
