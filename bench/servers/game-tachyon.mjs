@@ -1,9 +1,11 @@
 // Game-capacity peer: the typing race's own server (examples/typing-race), as `npm start` runs
 // it, with the benchmark's settings (long passage, short wait). GAME_TICK_MS: the compact
 // protocol's publish tick (the `tachyon-compact` peer; its loadgen sends binary keystrokes).
+// TACHYON_COMPILE_SCHEMAS=0: the events validated by safeParse (tachyon-app.mjs, schemaOptions).
 import { jsonLogger } from '@tachyon/server';
 import { createGameApp } from '../../examples/typing-race/src/server/index.ts';
 import { GAME_CONFIG, reportMetrics } from './game-common.mjs';
+import { schemaOptions } from './tachyon-app.mjs';
 import { longPassage } from '../../examples/typing-race/src/game/index.ts';
 import { portFromEnv, ready } from './shared.mjs';
 
@@ -11,9 +13,7 @@ const game = createGameApp({
   cookieSecret: 'bench',
   config: GAME_CONFIG,
   passages: [longPassage(40_000)],
-  // TACHYON_COMPILE_SCHEMAS=0: the events validated by Zod's safeParse, not the compiled parser
-  // (to price compileSchemas on the game, as the tachyon-zod-runtime peer does on HTTP).
-  app: { logger: jsonLogger('warn'), compileSchemas: process.env.TACHYON_COMPILE_SCHEMAS !== '0' },
+  app: { logger: jsonLogger('warn'), ...schemaOptions() },
   publishTick: process.env.GAME_TICK_MS ? Number(process.env.GAME_TICK_MS) : undefined,
 });
 reportMetrics();

@@ -9,10 +9,15 @@ export function baseOptions() {
   // TACHYON_COALESCE=1 (the `tachyon-coalesced` peer): publishes within one event-loop
   // iteration go out as one batch frame per topic.
   if (process.env.TACHYON_COALESCE === '1') options.coalescePublishes = true;
-  // TACHYON_COMPILE_SCHEMAS=0 (the `tachyon-zod-runtime` peer): Zod's safeParse as the other
-  // peers run it, not the compiled parser Tachyon uses by default.
-  if (process.env.TACHYON_COMPILE_SCHEMAS === '0') options.compileSchemas = false;
-  return options;
+  return { ...options, ...schemaOptions() };
+}
+
+/**
+ * TACHYON_COMPILE_SCHEMAS=0 (the `tachyon-zod-runtime` peer; the game server too): Zod's
+ * safeParse as the other peers run it, not the compiled parser Tachyon uses by default.
+ */
+export function schemaOptions() {
+  return process.env.TACHYON_COMPILE_SCHEMAS === '0' ? { compileSchemas: false } : {};
 }
 
 /** `install(app)` runs before the routes are declared (the middleware peers' app-wide middleware). */
