@@ -7,7 +7,7 @@ import { connect, type Live, type Status } from '../../../client/src/index.ts';
 import { drainRefusal } from '../../src/cluster/drain.ts';
 import { App, cluster } from '../../src/index.ts';
 import { openWs } from '../helpers.ts';
-import { fromEachWorker, get, startCluster, waitFor, type Cluster } from './harness.ts';
+import { connectionOn, fromEachWorker, get, startCluster, waitFor, type Cluster } from './harness.ts';
 
 let c: Cluster;
 before(async () => {
@@ -63,8 +63,10 @@ async function drainedWith(
   moved: { live: Live; codes: number[] },
   stays: { live: Live; codes: number[] },
 ) {
-  // Slow requests on both workers, in flight when the drain starts.
-  const slow = Array.from({ length: 6 }, () => get(c.port, '/slow?ms=700'));
+  // Slow requests on both workers, in flight when the drain starts: three on connections
+  // pinned to each worker, so the drained one surely has some.
+  const agents = await Promise.all([1, 1, 1, 2, 2, 2].map((w) => connectionOn(c.port, w)));
+  const slow = agents.map((agent) => get(c.port, '/slow?ms=700', agent));
   await new Promise((r) => setTimeout(r, 150));
   // Asked by worker 2 (a request landing on worker 1 is skipped), so the answer comes once worker 1 is back.
   let answer: any;
@@ -76,9 +78,11 @@ async function drainedWith(
     [200, 200, 200, 200, 200, 200],
     'in-flight requests finished',
   );
-  assert.ok(
-    done.some((r) => r.body.worker === 1),
-    'some of them were on the drained worker',
+  for (const agent of agents) agent.destroy();
+  assert.deepEqual(
+    done.map((r) => r.body.worker),
+    [1, 1, 1, 2, 2, 2],
+    'three of them were on the drained worker',
   );
   // The client on worker 1 got 1012, reconnected at once while worker 1 was out of the acceptor: to worker 2.
   await waitFor(() => moved.codes.length > 0, 5000, 'the moved client to reconnect');

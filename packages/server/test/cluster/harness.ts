@@ -78,10 +78,10 @@ export function startCluster(env: Record<string, string> = {}, timeout = 20_000)
   });
 }
 
-/** One GET on a fresh connection (so the acceptor picks a worker for it). */
-export function get(port: number, path: string): Promise<{ status: number; body: any }> {
+/** One GET on a fresh connection (so the acceptor or the kernel picks a worker for it), or on `agent`'s kept-alive one. */
+export function get(port: number, path: string, agent: http.Agent | false = false): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ port, host: '127.0.0.1', path, agent: false }, (res) => {
+    const req = http.get({ port, host: '127.0.0.1', path, agent }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res
@@ -108,6 +108,20 @@ export async function fromEachWorker(port: number, path: string, workers: number
   }
   if (seen.size < workers) throw new Error(`only workers ${[...seen.keys()]} answered ${path}`);
   return seen;
+}
+
+/**
+ * A kept-alive connection known to be on `worker`: an agent with one socket, tried until its
+ * `/who` says so. With reusePort the kernel deals connections by a hash of the addresses, so a
+ * handful of fresh connections can all land on one worker; a pinned one cannot.
+ */
+export async function connectionOn(port: number, worker: number, tries = 40): Promise<http.Agent> {
+  for (let i = 0; i < tries; i++) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    if ((await get(port, '/who', agent)).body.worker === worker) return agent;
+    agent.destroy();
+  }
+  throw new Error(`no connection reached worker ${worker}`);
 }
 
 /** Realtime clients, one landing on each worker (connections are dealt round-robin). */
