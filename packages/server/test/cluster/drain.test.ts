@@ -66,19 +66,23 @@ async function drainedWith(
   // Slow requests on both workers, in flight when the drain starts: three on connections
   // pinned to each worker, so the drained one surely has some.
   const agents = await Promise.all([1, 1, 1, 2, 2, 2].map((w) => connectionOn(c.port, w)));
-  const slow = agents.map((agent) => get(c.port, '/slow?ms=700', agent));
-  await new Promise((r) => setTimeout(r, 150));
-  // Asked by worker 2 (a request landing on worker 1 is skipped), so the answer comes once worker 1 is back.
-  let answer: any;
-  for (let i = 0; i < 12 && (answer === undefined || answer.skipped); i++) answer = (await get(c.port, '/drain?worker=1&from=2')).body;
-  assert.deepEqual(answer, { asker: 2, drained: 1 });
-  const done = await Promise.all(slow);
+  let done: { status: number; body: any }[];
+  try {
+    const slow = agents.map((agent) => get(c.port, '/slow?ms=700', agent));
+    await new Promise((r) => setTimeout(r, 150));
+    // Asked by worker 2 (a request landing on worker 1 is skipped), so the answer comes once worker 1 is back.
+    let answer: any;
+    for (let i = 0; i < 12 && (answer === undefined || answer.skipped); i++) answer = (await get(c.port, '/drain?worker=1&from=2')).body;
+    assert.deepEqual(answer, { asker: 2, drained: 1 });
+    done = await Promise.all(slow);
+  } finally {
+    for (const agent of agents) agent.destroy(); // their kept-alive sockets, also when an assertion fails
+  }
   assert.deepEqual(
     done.map((r) => r.status),
     [200, 200, 200, 200, 200, 200],
     'in-flight requests finished',
   );
-  for (const agent of agents) agent.destroy();
   assert.deepEqual(
     done.map((r) => r.body.worker),
     [1, 1, 1, 2, 2, 2],
