@@ -26,6 +26,7 @@ import { eventRefused, runGate, type WsHooks } from './ws-hooks.ts';
 import { OnceWindow, type Answer, type SharedKeys } from './once.ts';
 import { EVENT_OK, EVENT_UNKNOWN, runAroundEvent, type EventOutcome } from './event-outcome.ts';
 import { warnBadInput } from '../core/throttled-log.ts';
+import { readEventFrame } from './event-frame.ts';
 import type { BinaryAnswer, RunEvent } from './binary-events.ts';
 
 interface CompiledEvent {
@@ -277,9 +278,13 @@ export function compileControl(
   };
 
   const control: ControlHandler = (s, bytes) => {
+    const text = decoder.decode(bytes);
+    // The common event frame, read without parsing the frame around its data (event-frame.ts).
+    const ev = readEventFrame(text);
+    if (ev !== null) return dispatchEvent(s, ev.event, ev.data, ev.ref, answer, null);
     let frame: Record<string, unknown>;
     try {
-      frame = JSON.parse(decoder.decode(bytes));
+      frame = JSON.parse(text);
     } catch {
       return answer(s, errorFrame(undefined, 'BAD_FRAME', 'Malformed JSON'), false);
     }
