@@ -277,11 +277,17 @@ export function compileControl(
     runAroundEvent(aroundEvent, s, name, () => runEvent(s, name, data, ref, to, bin), log);
   };
 
+  /** An event frame, read short (event-frame.ts) or whole; with a key, at most once per key (once.ts). */
+  const eventFrame = (s: Socket<any>, name: unknown, data: unknown, ref: number | undefined, key: unknown): void => {
+    if (key === undefined) return dispatchEvent(s, name, data, ref, answer, null);
+    once.handle(s, key, ref, (to) => dispatchEvent(s, name, data, ref, to, null));
+  };
+
   const control: ControlHandler = (s, bytes) => {
     const text = decoder.decode(bytes);
     // The common event frame, read without parsing the frame around its data (event-frame.ts).
     const ev = readEventFrame(text);
-    if (ev !== null) return dispatchEvent(s, ev.event, ev.data, ev.ref, answer, null);
+    if (ev !== null) return eventFrame(s, ev.event, ev.data, ev.ref, ev.key);
     let frame: Record<string, unknown>;
     try {
       frame = JSON.parse(text);
@@ -313,8 +319,7 @@ export function compileControl(
         return;
       }
       case 'event':
-        if (frame.key === undefined) return dispatchEvent(s, frame.event, frame.data, ref, answer, null);
-        return once.handle(s, frame.key, ref, (to) => dispatchEvent(s, frame.event, frame.data, ref, to, null));
+        return eventFrame(s, frame.event, frame.data, ref, frame.key);
       case 'ping':
         return answer(s, pongFrame(ref), false);
       case 'presence':

@@ -1,23 +1,24 @@
 // The event frame as the client writes it, read without building the frame object:
-// `{"type":"event","event":"NAME","data":VALUE}`, optionally with `,"ref":N` before the last
-// brace (a request), with or without the data (`{"type":"event","event":"NAME"}`). JSON.parse of
-// the whole frame builds an object of three or four keys (a map transition per key, the
+// `{"type":"event","event":"NAME","data":VALUE,"ref":N,"key":"K"}`, where the data, the ref and
+// the key (a retried request's idempotency key) may each be absent, in that order. JSON.parse
+// of the whole frame builds an object of three to five keys (a map transition per key, the
 // short values interned) only for the control handler to read them back and drop it: on a
 // game's keystroke (`"data":"a"`) that is half of the frame's parse (about 400 against
 // 210 ns in process).
 //
 // Only VALUE goes through JSON.parse, and the frame is read this way only when that answers
 // exactly what parsing the whole frame would: the text around VALUE is the fixed bytes above,
-// NAME holds no backslash (no escape to undo) and no control character (which JSON refuses in
-// a string), and VALUE parses on its own. A JSON value's end is fixed by its own text, so a
-// VALUE that parses alone is the frame's `data` as the whole parse would read it. Anything
-// else (whitespace between tokens, another key order, a repeated key, a `key` for a retried
-// request, a malformed frame) gets null, and the caller parses the whole frame as before.
+// NAME and K hold no backslash (no escape to undo) and no control character (which JSON
+// refuses in a string), N is digits JSON accepts, and VALUE parses on its own. A JSON value's
+// end is fixed by its own text, so a VALUE that parses alone is the frame's `data` as the
+// whole parse would read it. Anything else (whitespace between tokens, another key order, a
+// repeated key, a malformed frame) gets null, and the caller parses the whole frame as before.
 
 const PREFIX = '{"type":"event","event":"';
 const NAME_AT = PREFIX.length;
 const DATA = ',"data":';
 const REF = ',"ref":';
+const KEY = ',"key":';
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const CLOSE = 0x7d;
@@ -31,11 +32,15 @@ export interface EventFrame {
   event: string;
   data: unknown;
   ref: number | undefined;
+  key: string | undefined;
 }
 
-const frame: EventFrame = { event: '', data: undefined, ref: undefined };
+const frame: EventFrame = { event: '', data: undefined, ref: undefined, key: undefined };
 
-/** The frame's event, data and ref, or null when the whole frame must be parsed (see above). */
+/** A string's character that JSON would read differently (an escape) or refuse (a control character). */
+const unplain = (c: number): boolean => c === BACKSLASH || c < 0x20;
+
+/** The frame's event, data, ref and key, or null when the whole frame must be parsed (see above). */
 export function readEventFrame(text: string): EventFrame | null {
   if (!text.startsWith(PREFIX)) return null;
   const last = text.length - 1;
@@ -44,46 +49,45 @@ export function readEventFrame(text: string): EventFrame | null {
   for (; nameEnd < last; nameEnd++) {
     const c = text.charCodeAt(nameEnd);
     if (c === QUOTE) break;
-    if (c === BACKSLASH || c < 0x20) return null;
+    if (unplain(c)) return null;
   }
   if (nameEnd === last) return null;
-  // `{"type":"event","event":"NAME"}`: an event without data.
-  if (nameEnd === last - 1) {
-    frame.event = text.slice(NAME_AT, nameEnd);
-    frame.data = undefined;
-    frame.ref = undefined;
-    return frame;
-  }
   const afterName = nameEnd + 1;
-  // `,"ref":N}`: N is digits without a leading zero (JSON's number grammar), then the brace.
-  let digits = last;
-  while (digits > afterName && text.charCodeAt(digits - 1) >= ZERO && text.charCodeAt(digits - 1) <= NINE) digits--;
-  const count = last - digits;
-  let ref: number | undefined;
-  let valueEnd = last;
-  if (count > 0 && text.startsWith(REF, digits - REF.length)) {
-    if (count > MAX_REF_DIGITS || (count > 1 && text.charCodeAt(digits) === ZERO)) return null;
-    ref = Number(text.slice(digits, last));
-    valueEnd = digits - REF.length;
-    // `{"type":"event","event":"NAME","ref":N}`: a request without data.
-    if (valueEnd === afterName) {
-      frame.event = text.slice(NAME_AT, nameEnd);
-      frame.data = undefined;
-      frame.ref = ref;
-      return frame;
+  // The members after the data, read from the end: `,"key":"K"`, then `,"ref":N`.
+  let end = last;
+  let key: string | undefined;
+  if (end - 1 > afterName && text.charCodeAt(end - 1) === QUOTE) {
+    let open = end - 2;
+    while (open > afterName && text.charCodeAt(open) !== QUOTE && !unplain(text.charCodeAt(open))) open--;
+    if (text.charCodeAt(open) === QUOTE && text.startsWith(KEY, open - KEY.length)) {
+      key = text.slice(open + 1, end - 1);
+      end = open - KEY.length;
     }
   }
-  if (!text.startsWith(DATA, afterName)) return null;
-  const valueAt = afterName + DATA.length;
-  if (valueEnd <= valueAt) return null;
+  let digits = end;
+  while (digits > afterName && text.charCodeAt(digits - 1) >= ZERO && text.charCodeAt(digits - 1) <= NINE) digits--;
+  const count = end - digits;
+  let ref: number | undefined;
+  if (count > 0 && text.startsWith(REF, digits - REF.length)) {
+    // JSON's number grammar: no leading zero.
+    if (count > MAX_REF_DIGITS || (count > 1 && text.charCodeAt(digits) === ZERO)) return null;
+    ref = Number(text.slice(digits, end));
+    end = digits - REF.length;
+  }
+  // What is left between the name and `end`: nothing (no data) or `,"data":VALUE`.
   let data: unknown;
-  try {
-    data = JSON.parse(text.slice(valueAt, valueEnd));
-  } catch {
-    return null; // not one value: a repeated key, a key after data, or a malformed frame
+  if (end !== afterName) {
+    const valueAt = afterName + DATA.length;
+    if (end <= valueAt || !text.startsWith(DATA, afterName)) return null;
+    try {
+      data = JSON.parse(text.slice(valueAt, end));
+    } catch {
+      return null; // not one value: a repeated key, a key out of order, or a malformed frame
+    }
   }
   frame.event = text.slice(NAME_AT, nameEnd);
   frame.data = data;
   frame.ref = ref;
+  frame.key = key;
   return frame;
 }

@@ -9,16 +9,16 @@ import { readEventFrame } from '../../src/realtime/event-frame.ts';
 import { readRef } from '../../src/realtime/protocol.ts';
 import { openWs, start, type Running } from '../helpers.ts';
 
-/** What the control handler reads from the whole frame, or 'whole' when it is not a plain event frame. */
-function byWholeParse(text: string): { event: unknown; data: unknown; ref: number | undefined } | 'malformed' | 'other' {
+/** What the control handler reads from the whole frame: its event's members, or why it has none. */
+function byWholeParse(text: string): { event: unknown; data: unknown; ref: number | undefined; key: unknown } | 'malformed' | 'other' {
   let f: Record<string, unknown>;
   try {
     f = JSON.parse(text);
   } catch {
     return 'malformed';
   }
-  if (typeof f !== 'object' || f === null || f.type !== 'event' || f.key !== undefined) return 'other';
-  return { event: f.event, data: f.data, ref: readRef(f.ref) };
+  if (typeof f !== 'object' || f === null || f.type !== 'event') return 'other';
+  return { event: f.event, data: f.data, ref: readRef(f.ref), key: f.key };
 }
 
 /** The short read agrees with the whole parse whenever it answers; `expectShort` says whether it must answer. */
@@ -31,7 +31,7 @@ function check(text: string, expectShort?: boolean): void {
   }
   if (expectShort === false) assert.fail(`expected the short read to step aside for ${text}`);
   assert.notEqual(typeof whole, 'string', `the short read answered a frame the whole parse reads as ${String(whole)}: ${text}`);
-  assert.deepEqual({ event: short.event, data: short.data, ref: short.ref }, whole, text);
+  assert.deepEqual({ event: short.event, data: short.data, ref: short.ref, key: short.key }, whole, text);
 }
 
 describe('readEventFrame', () => {
@@ -52,11 +52,18 @@ describe('readEventFrame', () => {
     ]) {
       check(JSON.stringify({ type: 'event', event: 'chat:send', data }), true);
       check(JSON.stringify({ type: 'event', event: 'chat:send', data, ref: 7 }), true);
+      // a retried request (@tachyon/client's `retries`): the key after the ref
+      check(JSON.stringify({ type: 'event', event: 'chat:send', data, ref: 7, key: '12-34.7' }), true);
     }
     const f = readEventFrame('{"type":"event","event":"pvp:keystrokes","data":"a","ref":0}')!;
-    assert.deepEqual({ ...f }, { event: 'pvp:keystrokes', data: 'a', ref: 0 });
-    assert.deepEqual({ ...readEventFrame('{"type":"event","event":"tick"}')! }, { event: 'tick', data: undefined, ref: undefined });
-    assert.deepEqual({ ...readEventFrame('{"type":"event","event":"","data":1}')! }, { event: '', data: 1, ref: undefined });
+    assert.deepEqual({ ...f }, { event: 'pvp:keystrokes', data: 'a', ref: 0, key: undefined });
+    const none = { data: undefined, ref: undefined, key: undefined };
+    assert.deepEqual({ ...readEventFrame('{"type":"event","event":"tick"}')! }, { ...none, event: 'tick' });
+    assert.deepEqual({ ...readEventFrame('{"type":"event","event":"","data":1}')! }, { ...none, event: '', data: 1 });
+    assert.deepEqual(
+      { ...readEventFrame('{"type":"event","event":"a","data":"k","key":""}')! },
+      { ...none, event: 'a', data: 'k', key: '' },
+    );
   });
 
   test('steps aside for every frame the whole parse reads differently or refuses', () => {
@@ -66,14 +73,20 @@ describe('readEventFrame', () => {
       '{"type":"event","event":"a","data":{},"type":"ping"}',
       '{"type":"event","event":"a","data":1,"data":2}',
       '{"type":"event","event":"a","data":1,"ref":2,"ref":3}',
-      // a retried request's key, and keys in another order
-      '{"type":"event","event":"a","data":1,"ref":2,"key":"k.2"}',
+      // keys in another order
+      '{"type":"event","event":"a","data":1,"key":"k.2","ref":2}',
       '{"type":"event","event":"a","ref":2,"data":1}',
       '{"type":"event","data":1,"event":"a"}',
       // escapes and control characters in the name
       '{"type":"event","event":"a\\"b","data":1}',
       '{"type":"event","event":"a\\u0062","data":1}',
       '{"type":"event","event":"a\tb","data":1}',
+      // keys that are not plain strings
+      '{"type":"event","event":"a","data":1,"ref":2,"key":"k\\"}',
+      '{"type":"event","event":"a","data":1,"ref":2,"key":"k\\"x"}',
+      '{"type":"event","event":"a","data":1,"ref":2,"key":"k\nx"}',
+      '{"type":"event","event":"a","data":1,"ref":2,"key":7}',
+      '{"type":"event","event":"a","data":1,"ref":2,"key":"a","key":"b"}',
       // whitespace between the fixed tokens
       '{"type":"event","event":"a", "data":1}',
       '{"type":"event","event":"a","data":1} ',
@@ -132,6 +145,9 @@ describe('readEventFrame', () => {
       ',"ref":1.5',
       ',"ref":99',
       ',"key":"k"',
+      ',"ref":3,"key":"k.3"',
+      ',"ref":3,"key":"a\\"b"',
+      ',"key":"k","ref":3',
       ',"event":"z"',
       ',"ref":1,"ref":2',
       ' ',
@@ -183,6 +199,21 @@ describe('event frames over a socket', () => {
       ['a', 'x'],
       ['a', undefined],
     ]);
+    c.ws.close();
+  });
+
+  test('a keyed request runs once, its resend gets the same reply, and a bad key is refused', async () => {
+    const c = await openWs(`ws://127.0.0.1:${srv.port}/ws`);
+    seen.length = 0;
+    c.ws.send('{"type":"event","event":"b","data":3,"ref":8,"key":"k-1.8"}');
+    assert.deepEqual(await c.next((m) => m.type === 'reply'), { type: 'reply', ref: 8, data: { got: 3 } });
+    c.ws.send('{"type":"event","event":"b","data":3,"ref":9,"key":"k-1.8"}');
+    assert.deepEqual(await c.next((m) => m.type === 'reply'), { type: 'reply', ref: 9, data: { got: 3 } });
+    assert.deepEqual(seen, [['b', 3]], 'the resend did not run the handler again');
+    // A key without a ref: the whole parse and the short read both hand it to the key window, which refuses it.
+    c.ws.send('{"type":"event","event":"b","data":3,"key":"k-2"}');
+    const refused = await c.next((m) => m.type === 'error');
+    assert.equal(refused.code, 'BAD_FRAME');
     c.ws.close();
   });
 
